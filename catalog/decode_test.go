@@ -1,0 +1,192 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestValidDecodes checks what the valid golden case decodes to, field by field.
+func TestValidDecodes(t *testing.T) {
+	c, err := Load("testdata/valid/models.yaml", "testdata/valid/hardware.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vad, ok := c.Model("silero-vad-v5")
+	if !ok {
+		t.Fatal("no model silero-vad-v5")
+	}
+	want := Model{
+		ID:     "silero-vad-v5",
+		Family: "audio",
+		Task:   "voice-activity-detection",
+		Source: "npm:@ricky0123/vad-web@0.0.31/dist/silero_vad_v5.onnx",
+		SHA256: "2623a2953f6ff3d2c1e61740c6cdb7168133479b267dfef114a4a3cc5bdd788f",
+		Inputs: map[string]Input{
+			"input": {Dims: []int64{1, 512}, Range: []float64{-1, 1}},
+			"state": {Dims: []int64{2, 1, 128}, Range: []float64{-0.5, 0.5}},
+			"sr":    {Value: []float64{16000}},
+		},
+		Outputs:   OutputSpec{Primary: "output", State: "stateN", StateIn: "state"},
+		Tolerance: &Tolerance{RTol: 1e-4, ATol: 1e-5},
+		Tags:      []string{"vad", "real"},
+		Tier:      "tiny",
+		Line:      3, Column: 5,
+	}
+	if diff := cmp.Diff(want, vad); diff != "" {
+		t.Errorf("silero-vad-v5 (-want +got):\n%s", diff)
+	}
+
+	bert, _ := c.Model("bert-base-uncased")
+	if bert.Architecture != "encoder" || bert.EffectiveSource() != "zoo:tiny-bert" {
+		t.Errorf("bert: architecture %q, effective source %q", bert.Architecture, bert.EffectiveSource())
+	}
+	if got := vad.EffectiveSource(); got != vad.Source {
+		t.Errorf("EffectiveSource without a fixture = %q, want the source", got)
+	}
+	mamba, _ := c.Model("tiny-mamba")
+	if mamba.Tolerance == nil || *mamba.Tolerance != (Tolerance{RTol: 1e-2, ATol: 1e-3}) {
+		t.Errorf("aliased tolerance = %v", mamba.Tolerance)
+	}
+	if p, ok := c.FilePath(mamba.Source); !ok || p != filepath.Join("testdata", "shared", "tiny-mamba.onnx") {
+		t.Errorf("FilePath(%q) = %q, %v", mamba.Source, p, ok)
+	}
+	if _, ok := c.FilePath(vad.Source); ok {
+		t.Error("FilePath resolved an npm: source")
+	}
+
+	trt, ok := c.Target("tensorrt")
+	if !ok {
+		t.Fatal("no target tensorrt")
+	}
+	wantTRT := Target{
+		ID: "tensorrt", Name: "NVIDIA TensorRT", Runner: "native", Provider: "TensorrtExecutionProvider",
+		Options: map[string]string{"trt_fp16_enable": "0"}, Probe: "provider", Precision: "fp32",
+		Tolerance: Tolerance{RTol: 1e-3, ATol: 1e-4}, Fallback: []string{"cuda", "cpu"},
+		Expect: map[string]string{"diffusion": "reason it is expected to fail"},
+		Line:   18, Column: 5,
+	}
+	if diff := cmp.Diff(wantTRT, trt); diff != "" {
+		t.Errorf("tensorrt (-want +got):\n%s", diff)
+	}
+	if _, ok := c.Target("nope"); ok {
+		t.Error("Target found a target that does not exist")
+	}
+
+	var ids []string
+	for _, t := range c.Targets {
+		ids = append(ids, t.ID)
+	}
+	if diff := cmp.Diff([]string{"cpu", "cuda", "tensorrt", "wasm", "webgpu-fp16"}, ids); diff != "" {
+		t.Errorf("targets out of file order (-want +got):\n%s", diff)
+	}
+	byFamily := c.ModelsByFamily()
+	if got := len(byFamily["text"]); got != 2 {
+		t.Errorf("%d text models, want 2", got)
+	}
+	if byFamily["text"][0].ID != "bert-base-uncased" {
+		t.Errorf("text models not in file order: first is %q", byFamily["text"][0].ID)
+	}
+}
+
+func TestMergeKeys(t *testing.T) {
+	c, err := Load("testdata/anchors/models.yaml", "testdata/anchors/hardware.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(c.Models[0].Family, " ", c.Models[0].Task, " ", c.Models[1].Family, " ", c.Models[1].Task)
+	if want := "vision image-classification vision feature-extraction"; got != want {
+		t.Errorf("merged fields = %q, want %q (written keys win over merged ones)", got, want)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "models.yaml"), "testdata/valid/hardware.yaml")
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Load of a missing file: %v, want os.ErrNotExist", err)
+	}
+}
+
+func TestErrorsAreStructured(t *testing.T) {
+	_, err := Parse("m.yaml", []byte("models:\n  - id: X\n"), "h.yaml", []byte("targets: []\n"))
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v holds no *Error", err)
+	}
+	if e.File != "m.yaml" || e.Line != 2 || e.Column != 5 {
+		t.Errorf("first error at %s:%d:%d, want m.yaml:2:5", e.File, e.Line, e.Column)
+	}
+}
+
+// An alias bomb: each level names the one before it ten times, so walking the tree
+// naively visits 10^9 nodes.
+func TestAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("x-0: &a0 [{id: a, family: vision, task: t, source: zoo:a}]\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&b, "x-%d: &a%d [", i, i)
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*a%d", i-1)
+		}
+		b.WriteString("]\n")
+	}
+	b.WriteString("models: [*a9, *a9, *a9, *a9, *a9, *a9, *a9, *a9, *a9, *a9]\n")
+	hardware := readFile(t, "testdata/valid/hardware.yaml")
+	_, err := Parse("models.yaml", []byte(b.String()), "hardware.yaml", hardware)
+	if err == nil {
+		t.Fatal("an alias bomb was accepted")
+	}
+}
+
+func TestParseSource(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Source
+	}{
+		{"file:models/x.onnx", Source{Scheme: "file", Path: "models/x.onnx"}},
+		{"zoo:tiny-bert", Source{Scheme: "zoo", Name: "tiny-bert"}},
+		{"npm:@ricky0123/vad-web@0.0.31/dist/silero_vad_v5.onnx",
+			Source{Scheme: "npm", Package: "@ricky0123/vad-web", Version: "0.0.31", Path: "dist/silero_vad_v5.onnx"}},
+		{"npm:onnxruntime-node@1.30.0/bin/napi-v6/linux/x64/libonnxruntime.so.1",
+			Source{Scheme: "npm", Package: "onnxruntime-node", Version: "1.30.0", Path: "bin/napi-v6/linux/x64/libonnxruntime.so.1"}},
+		{"hf:google-bert/bert-base-uncased/onnx/model.onnx@86b5e0934494bd15c9632b12f734a8a67f723594",
+			Source{Scheme: "hf", Repo: "google-bert/bert-base-uncased", Path: "onnx/model.onnx", Revision: "86b5e0934494bd15c9632b12f734a8a67f723594"}},
+	} {
+		got, err := ParseSource(tc.in)
+		if err != nil {
+			t.Errorf("ParseSource(%q): %v", tc.in, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("ParseSource(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+	for _, bad := range []string{"", ":", "npm:", "npm:@", "npm:@scope", "npm:x@1.0.0", "hf:@", "hf:a/b/@r", "zoo:", "file:"} {
+		if _, err := ParseSource(bad); err == nil {
+			t.Errorf("ParseSource(%q) accepted", bad)
+		}
+	}
+}
+
+func TestDidYouMean(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{"textt", ` (did you mean "text"?)`},
+		{"Text", ` (did you mean "text"?)`},
+		{"visoin", ` (did you mean "vision"?)`},
+		{"speech", ""},
+		{"", ""},
+		{"ab", ""}, // not "rag": a suggestion must keep something of what was written
+	} {
+		if got := didYouMean(tc.got, Families); got != tc.want {
+			t.Errorf("didYouMean(%q) = %q, want %q", tc.got, got, tc.want)
+		}
+	}
+}
