@@ -1,0 +1,209 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+)
+
+// Cell is one (model, target) pair of the matrix as a generated suite drives it:
+// Open in BeforeAll, Measure and Check in Its, Close in AfterAll. Each step records a
+// CellReport as a Ginkgo report entry, which is how `hwtest run` learns the result.
+type Cell struct {
+	Model  Model
+	Target Target
+
+	model   ResolvedModel
+	session *Session
+	run     *Run
+	load    time.Duration
+	first   time.Duration
+	rssBase int64
+	opened  bool
+}
+
+// NewCell prepares a cell; nothing is loaded until Open.
+func NewCell(m Model, t Target) *Cell { return &Cell{Model: m, Target: t} }
+
+func (c *Cell) tolerance() Tolerance {
+	if c.Model.Tolerance != nil {
+		return *c.Model.Tolerance
+	}
+	return c.Target.Tolerance
+}
+
+// Open probes the target, loads the model, computes the CPU reference and creates the
+// target's session, timing creation and the first inference. An unavailable target
+// skips the cell with the probe's reason; anything else that fails fails it.
+func (c *Cell) Open() {
+	ginkgo.GinkgoHelper()
+	if reason := Unavailable(c.Target); reason != "" {
+		c.record("open", StatusUnavailable, reason, nil)
+		ginkgo.Skip("unavailable: " + reason)
+	}
+	rm, err := Resolve(c.Model)
+	if err != nil {
+		c.fail("open", err)
+	}
+	c.model = rm
+	ref, err := CPUReference(c.Model, rm)
+	if err != nil {
+		c.fail("open", err)
+	}
+	// The high-water mark is reset after the reference exists, so peak memory is this
+	// target's session, not the reference's.
+	_ = ResetPeakRSS()
+	c.rssBase, _ = CurrentRSS()
+	start := time.Now()
+	s, err := OpenSession(rm.Path, c.Target, true)
+	c.load = time.Since(start)
+	if err != nil {
+		c.fail("open", fmt.Errorf("creating a %s session: %w", c.Target.Provider, err))
+	}
+	c.session = s
+	start = time.Now()
+	got, err := s.Run(ref.Inputs)
+	c.first = time.Since(start)
+	if err != nil {
+		c.fail("open", fmt.Errorf("first inference on %s: %w", c.Target.ID, err))
+	}
+	c.run = &Run{Model: c.Model, Target: c.Target, Session: s, Reference: ref, Got: got, Tolerance: c.tolerance()}
+	c.opened = true
+	c.record("open", c.passStatus(), c.passReason(), nil)
+}
+
+// Close releases the target's session.
+func (c *Cell) Close() {
+	if c.session != nil {
+		c.session.Close()
+		c.session = nil
+	}
+}
+
+// Measure times warm inferences after a warm-up and reads the peak RSS.
+func (c *Cell) Measure() {
+	ginkgo.GinkgoHelper()
+	c.mustBeOpen()
+	b := DefaultBudget()
+	inputs := c.run.Reference.Inputs
+	var warm int
+	for start := time.Now(); !b.warmupDone(warm, time.Since(start)); warm++ {
+		if _, err := c.session.Run(inputs); err != nil {
+			c.fail("measure", fmt.Errorf("warm-up run %d: %w", warm+1, err))
+		}
+	}
+	var samples []time.Duration
+	for start := time.Now(); !b.measureDone(len(samples), time.Since(start)); {
+		t0 := time.Now()
+		if _, err := c.session.Run(inputs); err != nil {
+			c.fail("measure", fmt.Errorf("measured run %d: %w", len(samples)+1, err))
+		}
+		samples = append(samples, time.Since(t0))
+	}
+	m := LatencyStats(samples)
+	m.WarmupRuns = warm
+	m.LoadMS = ms(c.load)
+	m.FirstRunMS = ms(c.first)
+	m.Batch = batchOf(inputs)
+	if m.MeanMS > 0 {
+		m.ThroughputPerS = float64(m.Batch) / (m.MeanMS / 1000)
+	}
+	m.PeakRSSBytes, _ = PeakRSS()
+	m.BaseRSSBytes = c.rssBase
+	c.record("measure", c.passStatus(), c.passReason(), func(r *CellReport) { r.Metrics = &m })
+}
+
+// Check asserts one family invariant on the target's outputs.
+func (c *Cell) Check(inv Invariant) {
+	ginkgo.GinkgoHelper()
+	c.mustBeOpen()
+	err := inv.Check(c.run)
+	if err == nil {
+		c.record(inv.Name, c.passStatus(), c.passReason(), nil)
+		return
+	}
+	status := StatusError
+	var worst *Deviation
+	if v, ok := err.(*Violation); ok {
+		status, worst = StatusMismatch, v.Worst
+	}
+	c.finish(inv.Name, status, err, worst)
+}
+
+func (c *Cell) mustBeOpen() {
+	ginkgo.GinkgoHelper()
+	if !c.opened {
+		// Ordered containers skip the rest after a failed BeforeAll, so this is only
+		// reached when a spec runs on its own with --focus.
+		ginkgo.Fail("the cell was not opened: its BeforeAll did not run or failed")
+	}
+}
+
+// passStatus: a cell that passes is a pass, unless hardware.yaml declared the
+// family incompatible with this target: then the pass is flagged in the reason.
+func (c *Cell) passStatus() Status { return StatusPass }
+
+func (c *Cell) passReason() string {
+	if c.Target.ExpectFail != "" {
+		return "unexpected pass: hardware.yaml declares this family incompatible with " + c.Target.ID + ": " + c.Target.ExpectFail
+	}
+	return ""
+}
+
+func (c *Cell) fail(check string, err error) {
+	ginkgo.GinkgoHelper()
+	c.finish(check, StatusError, err, nil)
+}
+
+// finish records a failed step and ends the spec: as expected-fail (skipped) when
+// hardware.yaml declared it, else as a failure.
+func (c *Cell) finish(check string, status Status, err error, worst *Deviation) {
+	ginkgo.GinkgoHelper()
+	if c.Target.ExpectFail != "" {
+		c.record(check, StatusExpectedFail, fmt.Sprintf("%s (declared: %s)", err, c.Target.ExpectFail), nil)
+		ginkgo.Skip(fmt.Sprintf("expected-fail: %v", err))
+	}
+	c.record(check, status, err.Error(), func(r *CellReport) { r.Worst = worst })
+	ginkgo.Fail(fmt.Sprintf("%s: %v", status, err))
+}
+
+func (c *Cell) record(check string, status Status, reason string, extra func(*CellReport)) {
+	r := CellReport{
+		Model: c.Model.ID, Family: c.Model.Family, Target: c.Target.ID,
+		Check: check, Status: status, Reason: reason, Fixture: c.model.Fixture,
+		Provenance: c.provenance(),
+	}
+	if extra != nil {
+		extra(&r)
+	}
+	ginkgo.AddReportEntry(ReportEntryName, r, ginkgo.ReportEntryVisibilityNever)
+}
+
+func (c *Cell) provenance() *Provenance {
+	lib, _ := Init()
+	return &Provenance{
+		ORTVersion: lib.Version, ORTLibrary: lib.Path, ORTLibSHA256: lib.SHA256,
+		Provider: c.Target.Provider, Options: c.Target.Options,
+		HostCPU: HostCPU(), ModelSHA256: c.model.SHA256,
+		CatalogCommit: os.Getenv("HWTEST_CATALOG_COMMIT"), Time: time.Now().UTC(),
+	}
+}
+
+// MarshalJSON keeps report entries readable when Ginkgo prints them.
+func (r CellReport) String() string {
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// batchOf is the leading dim of the first input: what throughput counts per run.
+func batchOf(inputs []Tensor) int64 {
+	if len(inputs) == 0 || len(inputs[0].Shape) == 0 {
+		return 1
+	}
+	return inputs[0].Shape[0]
+}

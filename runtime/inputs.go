@@ -1,0 +1,193 @@
+package runtime
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"sort"
+	"strings"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// Tensor is a host-side tensor: the synthesised inputs and the outputs read back,
+// held as float64 whatever the element type so every comparison is one code path.
+type Tensor struct {
+	Name  string
+	Type  ort.TensorElementDataType
+	Shape []int64
+	Data  []float64
+}
+
+// Elements is the product of the shape.
+func (t Tensor) Elements() int64 { return elements(t.Shape) }
+
+func elements(shape []int64) int64 {
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// Default sizes for dynamic dims the catalog leaves open: batch 1, everything else 8
+// (long enough for attention and scans to mix positions, small enough to be quick).
+const (
+	defaultBatch = 1
+	defaultDim   = 8
+)
+
+// SynthesizeInputs builds one tensor per model input from the model's metadata and
+// the catalog's overrides, from a seed derived from the model id and input name, so
+// every target sees exactly the same inputs. Random values never come out all zero.
+func SynthesizeInputs(modelID string, infos []ort.InputOutputInfo, overrides map[string]Input) ([]Tensor, error) {
+	known := map[string]bool{}
+	var errs []string
+	var out []Tensor
+	for _, info := range infos {
+		known[info.Name] = true
+		ov := overrides[info.Name]
+		shape, err := resolveShape(info, ov)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		t := Tensor{Name: info.Name, Type: info.DataType, Shape: shape}
+		data, err := synthesizeValues(modelID, info, ov, elements(shape))
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		t.Data = data
+		out = append(out, t)
+	}
+	for _, name := range sortedKeys(overrides) {
+		if !known[name] {
+			errs = append(errs, fmt.Sprintf("input override %q: the model has no such input (its inputs: %s)", name, inputNames(infos)))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("model %q: %s", modelID, strings.Join(errs, "; "))
+	}
+	return out, nil
+}
+
+func resolveShape(info ort.InputOutputInfo, ov Input) ([]int64, error) {
+	meta := []int64(info.Dimensions)
+	if ov.Dims != nil {
+		if len(ov.Dims) != len(meta) {
+			return nil, fmt.Errorf("input override %q: dims %v have rank %d, the model's input has rank %d (shape %v)", info.Name, ov.Dims, len(ov.Dims), len(meta), meta)
+		}
+		for i, d := range ov.Dims {
+			if meta[i] >= 0 && meta[i] != d {
+				return nil, fmt.Errorf("input override %q: dim %d is %d, the model fixes it at %d (shape %v)", info.Name, i, d, meta[i], meta)
+			}
+		}
+		return append([]int64(nil), ov.Dims...), nil
+	}
+	shape := make([]int64, len(meta))
+	for i, d := range meta {
+		switch {
+		case d >= 0:
+			shape[i] = d
+		case i == 0:
+			shape[i] = defaultBatch
+		default:
+			shape[i] = defaultDim
+		}
+	}
+	if ov.Value != nil && len(ov.Value) > 1 && int64(len(ov.Value)) != elements(shape) {
+		return nil, fmt.Errorf("input override %q: %d values for shape %v (%d elements): give one value or dims", info.Name, len(ov.Value), shape, elements(shape))
+	}
+	return shape, nil
+}
+
+func synthesizeValues(modelID string, info ort.InputOutputInfo, ov Input, n int64) ([]float64, error) {
+	if !supportedType(info.DataType) {
+		return nil, fmt.Errorf("input %q: element type %v is not supported by hwtest's input synthesis", info.Name, info.DataType)
+	}
+	data := make([]float64, n)
+	if ov.Value != nil {
+		if len(ov.Value) != 1 && int64(len(ov.Value)) != n {
+			return nil, fmt.Errorf("input override %q: %d values for %d elements: give one value or one per element", info.Name, len(ov.Value), n)
+		}
+		for i := range data {
+			data[i] = ov.Value[i%len(ov.Value)]
+		}
+		return data, nil
+	}
+	lo, hi := defaultRange(info.DataType)
+	if ov.Range != nil {
+		if len(ov.Range) != 2 || !(ov.Range[0] < ov.Range[1]) {
+			return nil, fmt.Errorf("input override %q: range %v: want [low, high] with low < high", info.Name, ov.Range)
+		}
+		lo, hi = ov.Range[0], ov.Range[1]
+	}
+	rng := rand.New(rand.NewPCG(seed(modelID, info.Name), 0x68777465737421)) // "hwtest!"
+	integer := !isFloat(info.DataType)
+	for i := range data {
+		if integer {
+			// [lo, hi) as integers; an empty integer range means the single value lo.
+			span := int64(hi) - int64(lo)
+			if span <= 0 {
+				data[i] = lo
+			} else {
+				data[i] = float64(int64(lo) + rng.Int64N(span))
+			}
+			continue
+		}
+		data[i] = lo + (hi-lo)*rng.Float64()
+	}
+	if allZero(data) {
+		return nil, fmt.Errorf("input %q: synthesised values are all zero (range %v..%v): widen its range in models.yaml", info.Name, lo, hi)
+	}
+	return data, nil
+}
+
+// defaultRange is where random values come from without an override: [-1, 1) for
+// floats (audio samples, normalised pixels), [1, 100) for integers (token ids in any
+// vocabulary, never the padding id 0).
+func defaultRange(t ort.TensorElementDataType) (float64, float64) {
+	switch {
+	case isFloat(t):
+		return -1, 1
+	case t == ort.TensorElementDataTypeBool:
+		return 1, 2
+	default:
+		return 1, 100
+	}
+}
+
+func seed(modelID, input string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(modelID))
+	h.Write([]byte{0})
+	h.Write([]byte(input))
+	return h.Sum64()
+}
+
+func allZero(xs []float64) bool {
+	for _, x := range xs {
+		if x != 0 {
+			return false
+		}
+	}
+	return len(xs) > 0
+}
+
+func inputNames(infos []ort.InputOutputInfo) string {
+	names := make([]string, len(infos))
+	for i, in := range infos {
+		names[i] = in.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

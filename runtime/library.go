@@ -1,0 +1,140 @@
+// Package runtime is what every generated suite runs on: it finds and initialises
+// ONNX Runtime once per process, opens a session per (model, target), synthesises
+// inputs, computes the CPU reference, compares, measures and records each spec's
+// result as a typed Ginkgo report entry.
+package runtime
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// LibraryEnv names the environment variable that points at libonnxruntime.
+const LibraryEnv = "ONNXRUNTIME_LIB"
+
+// RootEnv overrides where the repository root (models.yaml, hardware.yaml, .hwtest/) is.
+const RootEnv = "HWTEST_ROOT"
+
+// StateDir is the git-ignored folder `make setup` fills: lib/, models/, bin/.
+const StateDir = ".hwtest"
+
+// Root finds the repository root: $HWTEST_ROOT, or the nearest parent of the
+// working directory holding hardware.yaml and go.mod (suites run in generated/<family>/).
+func Root() (string, error) {
+	if r := os.Getenv(RootEnv); r != "" {
+		return filepath.Abs(r)
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if fileExists(filepath.Join(d, "hardware.yaml")) && fileExists(filepath.Join(d, "go.mod")) {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no hwtest root above %s (looked for hardware.yaml next to go.mod); set %s", dir, RootEnv)
+		}
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// LibraryPath is $ONNXRUNTIME_LIB, else ROOT/.hwtest/lib/libonnxruntime.so.1.
+func LibraryPath() (string, error) {
+	if p := os.Getenv(LibraryEnv); p != "" {
+		return p, nil
+	}
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, StateDir, "lib", "libonnxruntime.so.1"), nil
+}
+
+// Library describes the ONNX Runtime library this process initialised.
+type Library struct {
+	Path    string
+	SHA256  string
+	Version string
+}
+
+var (
+	initOnce sync.Once
+	initLib  Library
+	initErr  error
+)
+
+// Init loads and initialises ONNX Runtime once per process. Repeated
+// Initialize/Destroy (dlopen/dlclose) is not safe, so the environment lives as long
+// as the process does.
+func Init() (Library, error) {
+	initOnce.Do(func() { initLib, initErr = initialise() })
+	return initLib, initErr
+}
+
+func initialise() (Library, error) {
+	path, err := LibraryPath()
+	if err != nil {
+		return Library{}, err
+	}
+	if err := checkSharedLibrary(path); err != nil {
+		return Library{}, err
+	}
+	sum, err := fileSHA256(path)
+	if err != nil {
+		return Library{}, err
+	}
+	ort.SetSharedLibraryPath(path)
+	// Fatal only: ORT's own coloured log lines would interleave with the specs'
+	// output; every error we need comes back as a returned error instead.
+	if err := ort.InitializeEnvironment(ort.WithLogLevelFatal()); err != nil {
+		msg := err.Error()
+		if strings.Contains(msg, "API version") {
+			return Library{}, fmt.Errorf("ONNX Runtime library %s is too old: %s; hwtest needs ONNX Runtime >= 1.24 (C API 24): run `make setup` or point %s at a newer libonnxruntime.so", path, msg, LibraryEnv)
+		}
+		return Library{}, fmt.Errorf("initialising ONNX Runtime from %s: %w (run `make setup`, or point %s at libonnxruntime.so)", path, err, LibraryEnv)
+	}
+	return Library{Path: path, SHA256: sum, Version: ort.GetVersion()}, nil
+}
+
+// checkSharedLibrary fails early and clearly where dlopen would give a cryptic
+// message: a missing file, or a file that is not an ELF shared object.
+func checkSharedLibrary(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("ONNX Runtime library not found at %s: run `make setup` (it installs it from npm onnxruntime-node), or set %s", path, LibraryEnv)
+	}
+	if err != nil {
+		return fmt.Errorf("ONNX Runtime library %s: %w", path, err)
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(f, magic); err != nil || !bytes.Equal(magic, []byte("\x7fELF")) {
+		return fmt.Errorf("%s is not a shared library (no ELF header): point %s at libonnxruntime.so, or run `make setup`", path, LibraryEnv)
+	}
+	return nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

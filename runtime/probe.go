@@ -1,0 +1,48 @@
+package runtime
+
+import (
+	"fmt"
+	"sync"
+)
+
+// BrowserRunnerMissing is the reason browser targets are unavailable until the
+// browser runner exists; it is a fact about this build, not a guess about the machine.
+const BrowserRunnerMissing = "browser runner not built yet: onnxruntime-web targets are not run by this version of hwtest"
+
+var probeCache sync.Map // target id -> string
+
+// Unavailable returns "" when the target can be tried on this machine, else the exact
+// reason the probe found: the error ONNX Runtime gave when the target's execution
+// provider was appended to throwaway session options, plus which plugin library is
+// missing where that is the cause.
+func Unavailable(t Target) string {
+	if r, ok := probeCache.Load(t.ID); ok {
+		return r.(string)
+	}
+	r := probe(t)
+	probeCache.Store(t.ID, r)
+	return r
+}
+
+func probe(t Target) string {
+	if t.Runner == "browser" {
+		return BrowserRunnerMissing
+	}
+	lib, err := Init()
+	if err != nil {
+		return err.Error()
+	}
+	if t.Provider == CPUProvider {
+		return ""
+	}
+	opts, err := newSessionOptions(t, false)
+	if err == nil {
+		opts.Destroy()
+		return ""
+	}
+	reason := fmt.Sprintf("%s: %v", t.Provider, err)
+	if hint := ProviderLibraryHint(lib.Path, t); hint != "" {
+		reason += " (" + hint + ")"
+	}
+	return reason
+}

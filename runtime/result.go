@@ -1,0 +1,87 @@
+package runtime
+
+import "time"
+
+// Status is the state of one matrix cell (model × target). See DESIGN.md.
+type Status string
+
+const (
+	StatusPass         Status = "pass"          // ran on the target's EP, outputs within tolerance
+	StatusPartial      Status = "partial"       // ran and matched, but some nodes ran on CPU
+	StatusMismatch     Status = "mismatch"      // ran, outputs outside tolerance
+	StatusError        Status = "error"         // target present, session creation or run failed
+	StatusUnavailable  Status = "unavailable"   // target not on this machine
+	StatusExpectedFail Status = "expected-fail" // declared incompatible in hardware.yaml
+)
+
+// ReportEntryName is the name of the Ginkgo report entry every hwtest spec records;
+// its value is a CellReport serialised as JSON (Ginkgo keeps it in
+// ReportEntries[].Value.AsJSON), which is how results leave a suite process.
+const ReportEntryName = "hwtest"
+
+// CellReport is what one spec learned about one (model, target) cell. A cell's specs
+// each record one; the matrix merges them (the worst status wins).
+type CellReport struct {
+	Model   string `json:"model"`
+	Family  string `json:"family"`
+	Target  string `json:"target"`
+	Check   string `json:"check"` // "open", "measure", or the family invariant's name
+	Status  Status `json:"status"`
+	Reason  string `json:"reason,omitempty"`  // why it is not pass: the exact error or probe result
+	Fixture string `json:"fixture,omitempty"` // e.g. "tiny-random" when a zoo model stood in
+
+	// Set by the "measure" check.
+	Metrics *Metrics `json:"metrics,omitempty"`
+	// Set by comparison checks: the worst element against the CPU reference.
+	Worst *Deviation `json:"worst,omitempty"`
+	// Set when the run happened on another target than the one asked for.
+	Fallback string `json:"fallback,omitempty"` // "from → to"
+
+	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// Metrics follows the measurement definitions in DESIGN.md.
+type Metrics struct {
+	LoadMS         float64 `json:"load_ms"`      // session creation, graph optimisation included
+	FirstRunMS     float64 `json:"first_run_ms"` // first inference, apart from the warm runs
+	Runs           int     `json:"runs"`         // warm runs measured
+	WarmupRuns     int     `json:"warmup_runs"`  // runs discarded before measuring
+	MinMS          float64 `json:"min_ms"`
+	P50MS          float64 `json:"p50_ms"`
+	P90MS          float64 `json:"p90_ms"`
+	P95MS          float64 `json:"p95_ms"`
+	P99MS          float64 `json:"p99_ms"`
+	MaxMS          float64 `json:"max_ms"`
+	MeanMS         float64 `json:"mean_ms"`
+	StdevMS        float64 `json:"stdev_ms"`
+	CoV            float64 `json:"cov"`
+	ThroughputPerS float64 `json:"throughput_per_s"` // batch / mean latency
+	Batch          int64   `json:"batch"`
+	PeakRSSBytes   int64   `json:"peak_rss_bytes"` // VmHWM over the session's life, reset before it
+	BaseRSSBytes   int64   `json:"base_rss_bytes"` // RSS just before the session was created
+}
+
+// Deviation locates the largest error of a comparison.
+type Deviation struct {
+	Output  string  `json:"output"`
+	Index   int     `json:"index"`
+	Got     float64 `json:"got"`
+	Want    float64 `json:"want"`
+	AbsErr  float64 `json:"abs_err"`
+	Allowed float64 `json:"allowed"` // atol + rtol*|want| at that element
+}
+
+// Provenance says what produced a result.
+type Provenance struct {
+	ORTVersion    string            `json:"ort_version"`
+	ORTLibrary    string            `json:"ort_library"`
+	ORTLibSHA256  string            `json:"ort_library_sha256"`
+	Provider      string            `json:"provider"`
+	Options       map[string]string `json:"options,omitempty"`
+	HostCPU       string            `json:"host_cpu"`
+	Device        string            `json:"device,omitempty"`
+	Driver        string            `json:"driver,omitempty"`
+	ModelSHA256   string            `json:"model_sha256,omitempty"`
+	CatalogCommit string            `json:"catalog_commit,omitempty"`
+	Time          time.Time         `json:"time"`
+}

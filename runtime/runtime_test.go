@@ -1,0 +1,278 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/hwtest/hwtest/zoo"
+)
+
+// ortReady says why ONNX Runtime tests cannot run, "" when they can.
+var ortReady string
+
+func TestMain(m *testing.M) {
+	if _, err := Init(); err != nil {
+		ortReady = err.Error()
+	}
+	os.Exit(m.Run())
+}
+
+func requireORT(t *testing.T) {
+	t.Helper()
+	if ortReady != "" {
+		t.Skip("ONNX Runtime not available: " + ortReady)
+	}
+}
+
+func TestCheckSharedLibrary(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "libonnxruntime.so.1")
+	err := checkSharedLibrary(missing)
+	if err == nil || !strings.Contains(err.Error(), "not found") || !strings.Contains(err.Error(), "make setup") {
+		t.Errorf("missing library: %v", err)
+	}
+	text := filepath.Join(dir, "notalib.so")
+	if err := os.WriteFile(text, []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = checkSharedLibrary(text)
+	if err == nil || !strings.Contains(err.Error(), "is not a shared library") || !strings.Contains(err.Error(), LibraryEnv) {
+		t.Errorf("non-library file: %v", err)
+	}
+	empty := filepath.Join(dir, "empty.so")
+	os.WriteFile(empty, nil, 0o644)
+	if err := checkSharedLibrary(empty); err == nil {
+		t.Errorf("empty file accepted")
+	}
+	if lib, err := LibraryPath(); err == nil && fileExists(lib) {
+		if err := checkSharedLibrary(lib); err != nil {
+			t.Errorf("the real library is rejected: %v", err)
+		}
+	}
+}
+
+func info(name string, typ ort.TensorElementDataType, dims ...int64) ort.InputOutputInfo {
+	return ort.InputOutputInfo{Name: name, DataType: typ, Dimensions: ort.NewShape(dims...)}
+}
+
+func TestSynthesizeInputs(t *testing.T) {
+	infos := []ort.InputOutputInfo{
+		info("input", ort.TensorElementDataTypeFloat, -1, -1),
+		info("ids", ort.TensorElementDataTypeInt64, -1, -1),
+		info("sr", ort.TensorElementDataTypeInt64),
+	}
+	in, err := SynthesizeInputs("m", infos, map[string]Input{
+		"input": {Dims: []int64{2, 4}, Range: []float64{5, 6}},
+		"sr":    {Value: []float64{16000}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(in[0].Shape, in[1].Shape, in[2].Shape); got != "[2 4] [1 8] []" {
+		t.Errorf("shapes = %s", got)
+	}
+	for _, x := range in[0].Data {
+		if x < 5 || x >= 6 {
+			t.Fatalf("value %g outside range [5, 6)", x)
+		}
+	}
+	for _, x := range in[1].Data {
+		if x != float64(int64(x)) || x < 1 || x >= 100 {
+			t.Fatalf("token id %g: want an integer in [1, 100)", x)
+		}
+	}
+	if in[2].Data[0] != 16000 {
+		t.Errorf("sr = %v", in[2].Data)
+	}
+	again, _ := SynthesizeInputs("m", infos, map[string]Input{"input": {Dims: []int64{2, 4}, Range: []float64{5, 6}}, "sr": {Value: []float64{16000}}})
+	if fmt.Sprint(again) != fmt.Sprint(in) {
+		t.Errorf("same seed, different inputs")
+	}
+	other, _ := SynthesizeInputs("other-model", infos, nil)
+	if fmt.Sprint(other[1].Data) == fmt.Sprint(in[1].Data) {
+		t.Errorf("different models got the same token ids")
+	}
+}
+
+func TestSynthesizeInputsRejectsBadOverrides(t *testing.T) {
+	infos := []ort.InputOutputInfo{
+		info("input", ort.TensorElementDataTypeFloat, 1, -1),
+		info("state", ort.TensorElementDataTypeFloat, 2, -1, 128),
+	}
+	for _, c := range []struct {
+		name string
+		ov   map[string]Input
+		want string
+	}{
+		{"unknown input", map[string]Input{"audio": {Value: []float64{1}}}, `input override "audio": the model has no such input (its inputs: input, state)`},
+		{"rank", map[string]Input{"input": {Dims: []int64{1, 2, 3}}}, `dims [1 2 3] have rank 3, the model's input has rank 2`},
+		{"fixed dim", map[string]Input{"state": {Dims: []int64{2, 1, 64}}}, `dim 2 is 64, the model fixes it at 128`},
+		{"value count", map[string]Input{"input": {Dims: []int64{1, 4}, Value: []float64{1, 2}}}, `2 values for 4 elements`},
+		{"zero range", map[string]Input{"input": {Range: []float64{0, 0}}}, `range [0 0]: want [low, high] with low < high`},
+	} {
+		_, err := SynthesizeInputs("m", infos, c.ov)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want it to contain %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	want := Tensor{Name: "y", Shape: []int64{3}, Data: []float64{1, 100, -2}}
+	tol := Tolerance{RTol: 1e-3, ATol: 1e-4}
+	d, err := Compare(Tensor{Name: "y", Shape: []int64{3}, Data: []float64{1.00005, 100.05, -2}}, want, tol)
+	if err != nil || !d.Within() {
+		t.Errorf("within tolerance: %v %v", d, err)
+	}
+	d, _ = Compare(Tensor{Name: "y", Shape: []int64{3}, Data: []float64{1, 100, -2.01}}, want, tol)
+	if d.Within() || d.Index != 2 || d.Output != "y" {
+		t.Errorf("outside tolerance: %v", d)
+	}
+	nan := Tensor{Name: "y", Shape: []int64{3}, Data: []float64{1, 100, nanValue()}}
+	if d, _ := Compare(nan, want, tol); d.Within() {
+		t.Errorf("NaN accepted: %v", d)
+	}
+	if _, err := Compare(Tensor{Name: "y", Shape: []int64{1, 3}, Data: want.Data}, want, tol); err == nil {
+		t.Errorf("shape mismatch accepted")
+	}
+}
+
+func nanValue() float64 { var z float64; return z / z }
+
+func TestLatencyStats(t *testing.T) {
+	var s []time.Duration
+	for i := 1; i <= 100; i++ {
+		s = append(s, time.Duration(i)*time.Millisecond)
+	}
+	m := LatencyStats(s)
+	if m.Runs != 100 || m.MinMS != 1 || m.MaxMS != 100 || m.MeanMS != 50.5 || m.P50MS != 50.5 || m.P99MS < 99 || m.P99MS > 100 {
+		t.Errorf("stats = %+v", m)
+	}
+	if m.StdevMS < 29 || m.StdevMS > 29.1 || m.CoV <= 0 {
+		t.Errorf("stdev %g cov %g", m.StdevMS, m.CoV)
+	}
+}
+
+func TestBudget(t *testing.T) {
+	b := Budget{WarmupRuns: 10, WarmupTime: time.Second, MinRuns: 10, MinTime: time.Second, MaxRuns: 50}
+	if !b.warmupDone(10, 0) || !b.warmupDone(1, time.Second) || b.warmupDone(9, 0) {
+		t.Error("warm-up ends at 10 runs or 1 s, whichever first")
+	}
+	if b.measureDone(10, 0) || b.measureDone(9, 2*time.Second) || !b.measureDone(10, time.Second) || !b.measureDone(50, 0) {
+		t.Error("measuring needs 10 runs and 1 s, or MaxRuns")
+	}
+}
+
+func TestPeakRSS(t *testing.T) {
+	if err := ResetPeakRSS(); err != nil {
+		t.Skip("clear_refs not writable: ", err)
+	}
+	before, err := PeakRSS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 64<<20)
+	for i := range big {
+		big[i] = 1
+	}
+	after, _ := PeakRSS()
+	if after-before < 60<<20 {
+		t.Errorf("peak RSS grew by %d bytes after touching 64 MiB", after-before)
+	}
+	_ = big[len(big)-1]
+}
+
+// writeZoo builds a zoo model into a temp dir.
+func writeZoo(t *testing.T, name string) string {
+	t.Helper()
+	b, _, err := zoo.Build(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), name+".onnx")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBadModelFiles(t *testing.T) {
+	requireORT(t)
+	good := writeZoo(t, "tiny-bert")
+	data, _ := os.ReadFile(good)
+	dir := t.TempDir()
+	truncated := filepath.Join(dir, "truncated.onnx")
+	os.WriteFile(truncated, data[:len(data)/2], 0o644)
+	garbage := filepath.Join(dir, "garbage.onnx")
+	os.WriteFile(garbage, []byte("this is not an ONNX model\n"), 0o644)
+	for _, p := range []string{truncated, garbage, filepath.Join(dir, "missing.onnx")} {
+		_, err := CPUReference(Model{ID: filepath.Base(p)}, ResolvedModel{Path: p, SHA256: filepath.Base(p)})
+		if err == nil || !strings.Contains(err.Error(), "is not a loadable ONNX model") {
+			t.Errorf("%s: %v", filepath.Base(p), err)
+		}
+	}
+}
+
+func TestResolveChecksSHA256(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module x\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "hardware.yaml"), nil, 0o644)
+	os.WriteFile(filepath.Join(root, "m.onnx"), []byte("truncated"), 0o644)
+	t.Setenv(RootEnv, root)
+	_, err := Resolve(Model{ID: "m", Source: "file:m.onnx", SHA256: strings.Repeat("0", 64)})
+	if err == nil || !strings.Contains(err.Error(), "corrupt or truncated") {
+		t.Errorf("wrong hash: %v", err)
+	}
+	_, err = Resolve(Model{ID: "m", Source: "file:absent.onnx"})
+	if err == nil || !strings.Contains(err.Error(), "absent.onnx is missing: run `make setup`") {
+		t.Errorf("missing file: %v", err)
+	}
+	_, err = Resolve(Model{ID: "m", Source: "hf:org/repo/model.onnx@main", Fixture: "zoo:tiny-bert"})
+	if err == nil || !strings.Contains(err.Error(), "neither") {
+		t.Errorf("missing fixture: %v", err)
+	}
+}
+
+func TestUnavailableTargetsSayWhy(t *testing.T) {
+	requireORT(t)
+	if r := Unavailable(Target{ID: "cpu", Provider: CPUProvider}); r != "" {
+		t.Errorf("cpu unavailable: %s", r)
+	}
+	r := Unavailable(Target{ID: "qnn-test", Provider: "QNNExecutionProvider"})
+	if !strings.Contains(r, "QNN") || !strings.Contains(r, "not supported in this build") {
+		t.Errorf("qnn: %q", r)
+	}
+	if r := Unavailable(Target{ID: "wasm-test", Runner: "browser", Provider: "wasm"}); r != BrowserRunnerMissing {
+		t.Errorf("browser: %q", r)
+	}
+}
+
+// A hung inference is terminated: with a timeout far below one run of the model,
+// Run returns ErrRunTimeout instead of blocking.
+func TestRunTimeout(t *testing.T) {
+	requireORT(t)
+	p := writeZoo(t, "tiny-bert")
+	s, err := OpenSession(p, Target{Provider: CPUProvider}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	in, err := SynthesizeInputs("t", s.Inputs(), map[string]Input{
+		"input_ids":      {Dims: []int64{64, 512}, Range: []float64{1, 500}},
+		"attention_mask": {Dims: []int64{64, 512}, Range: []float64{1, 2}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.timeout = time.Millisecond
+	if _, err := s.Run(in); !errors.Is(err, ErrRunTimeout) {
+		t.Errorf("want ErrRunTimeout, got %v", err)
+	}
+}

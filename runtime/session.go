@@ -1,0 +1,224 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// Session is one ONNX Runtime session of a model on a target.
+type Session struct {
+	session *ort.DynamicAdvancedSession
+	inputs  []ort.InputOutputInfo
+	outputs []ort.InputOutputInfo
+	timeout time.Duration
+}
+
+// RunTimeout bounds one inference; a hung run is terminated and reported as an
+// error instead of stalling the suite. HWTEST_RUN_TIMEOUT overrides it.
+func RunTimeout() time.Duration {
+	if s := os.Getenv("HWTEST_RUN_TIMEOUT"); s != "" {
+		if d, err := time.ParseDuration(s); err == nil {
+			return d
+		}
+	}
+	return 60 * time.Second
+}
+
+// newSessionOptions builds the options for a target: its execution provider with its
+// options, and, for accelerators, CPU fallback disabled so a model the EP cannot
+// take whole fails at creation instead of silently running on the CPU.
+func newSessionOptions(t Target, strict bool) (*ort.SessionOptions, error) {
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, err
+	}
+	if err := appendProvider(opts, t); err != nil {
+		opts.Destroy()
+		return nil, err
+	}
+	if strict && t.Accelerator() {
+		if err := opts.AddSessionConfigEntry("session.disable_cpu_ep_fallback", "1"); err != nil {
+			opts.Destroy()
+			return nil, err
+		}
+	}
+	return opts, nil
+}
+
+// appendProvider appends the target's execution provider. Its error is the exact
+// reason ONNX Runtime gives when the EP's library or device is missing.
+func appendProvider(opts *ort.SessionOptions, t Target) error {
+	switch t.Provider {
+	case CPUProvider:
+		return nil
+	case "CUDAExecutionProvider":
+		c, err := ort.NewCUDAProviderOptions()
+		if err != nil {
+			return err
+		}
+		defer c.Destroy()
+		if err := c.Update(t.Options); err != nil {
+			return err
+		}
+		return opts.AppendExecutionProviderCUDA(c)
+	case "TensorrtExecutionProvider":
+		c, err := ort.NewTensorRTProviderOptions()
+		if err != nil {
+			return err
+		}
+		defer c.Destroy()
+		if err := c.Update(t.Options); err != nil {
+			return err
+		}
+		return opts.AppendExecutionProviderTensorRT(c)
+	case "CoreMLExecutionProvider":
+		return opts.AppendExecutionProviderCoreMLV2(t.Options)
+	case "DmlExecutionProvider":
+		device := 0
+		if s, ok := t.Options["device_id"]; ok {
+			d, err := strconv.Atoi(s)
+			if err != nil {
+				return fmt.Errorf("DirectML option device_id %q is not an integer", s)
+			}
+			device = d
+		}
+		return opts.AppendExecutionProviderDirectML(device)
+	case "OpenVINOExecutionProvider":
+		return opts.AppendExecutionProviderOpenVINO(t.Options)
+	default:
+		// QNN, XNNPACK, WebGPU, MIGraphX, ... go through the generic entry point,
+		// which takes the short name.
+		return opts.AppendExecutionProvider(strings.TrimSuffix(t.Provider, "ExecutionProvider"), t.Options)
+	}
+}
+
+// ProviderLibraryHint names the provider plugin library ONNX Runtime looks for
+// next to libonnxruntime, so "Failed to load shared library" says which one.
+func ProviderLibraryHint(libPath string, t Target) string {
+	plugin := map[string]string{
+		"CUDAExecutionProvider":     "libonnxruntime_providers_cuda.so",
+		"TensorrtExecutionProvider": "libonnxruntime_providers_tensorrt.so",
+		"OpenVINOExecutionProvider": "libonnxruntime_providers_openvino.so",
+		"MIGraphXExecutionProvider": "libonnxruntime_providers_migraphx.so",
+		"ROCMExecutionProvider":     "libonnxruntime_providers_rocm.so",
+	}[t.Provider]
+	if plugin == "" {
+		return ""
+	}
+	dir := filepath.Dir(libPath)
+	var missing []string
+	for _, lib := range []string{"libonnxruntime_providers_shared.so", plugin} {
+		if !fileExists(filepath.Join(dir, lib)) {
+			missing = append(missing, lib)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s not found in %s", strings.Join(missing, " and "), dir)
+}
+
+// OpenSession creates a session of the model file on the target.
+func OpenSession(path string, t Target, strict bool) (*Session, error) {
+	inputs, outputs, err := ort.GetInputOutputInfo(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	opts, err := newSessionOptions(t, strict)
+	if err != nil {
+		return nil, err
+	}
+	defer opts.Destroy()
+	names := func(infos []ort.InputOutputInfo) []string {
+		out := make([]string, len(infos))
+		for i, info := range infos {
+			out[i] = info.Name
+		}
+		return out
+	}
+	s, err := ort.NewDynamicAdvancedSession(path, names(inputs), names(outputs), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{session: s, inputs: inputs, outputs: outputs, timeout: RunTimeout()}, nil
+}
+
+// Inputs is the model's input metadata.
+func (s *Session) Inputs() []ort.InputOutputInfo { return s.inputs }
+
+// Close releases the session.
+func (s *Session) Close() error {
+	if s == nil || s.session == nil {
+		return nil
+	}
+	err := s.session.Destroy()
+	s.session = nil
+	return err
+}
+
+// ErrRunTimeout is returned when an inference outlives RunTimeout.
+var ErrRunTimeout = errors.New("inference timed out")
+
+// Run runs one inference and reads every output back.
+func (s *Session) Run(inputs []Tensor) ([]Tensor, error) {
+	values := make([]ort.Value, len(inputs))
+	defer func() {
+		for _, v := range values {
+			if v != nil {
+				v.Destroy()
+			}
+		}
+	}()
+	for i, in := range inputs {
+		v, err := toValue(in)
+		if err != nil {
+			return nil, err
+		}
+		values[i] = v
+	}
+	outs := make([]ort.Value, len(s.outputs))
+	defer func() {
+		for _, v := range outs {
+			if v != nil {
+				v.Destroy()
+			}
+		}
+	}()
+	if err := s.runWithTimeout(values, outs); err != nil {
+		return nil, err
+	}
+	result := make([]Tensor, len(outs))
+	for i, v := range outs {
+		t, err := fromValue(s.outputs[i].Name, v)
+		if err != nil {
+			return nil, err
+		}
+		result[i] = t
+	}
+	return result, nil
+}
+
+// runWithTimeout asks ONNX Runtime to terminate the run when it outlives the timeout,
+// which it does between nodes; a run stuck inside one native kernel still returns
+// only when that kernel does, which is why `hwtest run` adds a process timeout.
+func (s *Session) runWithTimeout(in, out []ort.Value) error {
+	ro, err := ort.NewRunOptions()
+	if err != nil {
+		return err
+	}
+	defer ro.Destroy()
+	timer := time.AfterFunc(s.timeout, func() { ro.Terminate() })
+	start := time.Now()
+	err = s.session.RunWithOptions(in, out, ro)
+	if !timer.Stop() && err != nil {
+		return fmt.Errorf("%w after %v (HWTEST_RUN_TIMEOUT): %v", ErrRunTimeout, time.Since(start).Round(time.Millisecond), err)
+	}
+	return err
+}

@@ -1,0 +1,83 @@
+package runtime
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Budget says how long latency is measured: warm-up until both WarmupRuns and
+// WarmupTime are reached, then measure until both MinRuns and MinTime are reached
+// (or MaxRuns, so a very fast model does not loop for ever).
+type Budget struct {
+	WarmupRuns int
+	WarmupTime time.Duration
+	MinRuns    int
+	MinTime    time.Duration
+	MaxRuns    int
+}
+
+// DefaultBudget follows DESIGN.md: warm-up of 10 runs or 1 s, then at least
+// 10 runs and 1 s. HWTEST_MEASURE_TIME shortens both times (tests use it).
+func DefaultBudget() Budget {
+	d := time.Second
+	if s := getenvDuration("HWTEST_MEASURE_TIME"); s > 0 {
+		d = s
+	}
+	return Budget{WarmupRuns: 10, WarmupTime: d, MinRuns: 10, MinTime: d, MaxRuns: 100000}
+}
+
+// warmupDone: warm-up ends at whichever of its two bounds comes first.
+func (b Budget) warmupDone(runs int, spent time.Duration) bool {
+	return runs >= b.WarmupRuns || spent >= b.WarmupTime
+}
+
+// measureDone: measuring needs both bounds, unless MaxRuns is hit.
+func (b Budget) measureDone(runs int, spent time.Duration) bool {
+	return (runs >= b.MinRuns && spent >= b.MinTime) || runs >= b.MaxRuns
+}
+
+// LatencyStats summarises measured latencies.
+func LatencyStats(samples []time.Duration) (m Metrics) {
+	if len(samples) == 0 {
+		return m
+	}
+	ms := make([]float64, len(samples))
+	for i, s := range samples {
+		ms[i] = float64(s) / float64(time.Millisecond)
+	}
+	slices.Sort(ms)
+	var sum float64
+	for _, x := range ms {
+		sum += x
+	}
+	mean := sum / float64(len(ms))
+	var sq float64
+	for _, x := range ms {
+		sq += (x - mean) * (x - mean)
+	}
+	stdev := 0.0
+	if len(ms) > 1 {
+		stdev = math.Sqrt(sq / float64(len(ms)-1))
+	}
+	m.Runs = len(ms)
+	m.MinMS, m.MaxMS = ms[0], ms[len(ms)-1]
+	m.P50MS, m.P90MS = percentile(ms, 50), percentile(ms, 90)
+	m.P95MS, m.P99MS = percentile(ms, 95), percentile(ms, 99)
+	m.MeanMS, m.StdevMS = mean, stdev
+	if mean > 0 {
+		m.CoV = stdev / mean
+	}
+	return m
+}
+
+// percentile interpolates linearly between closest ranks of sorted values.
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 1 {
+		return sorted[0]
+	}
+	rank := p / 100 * float64(len(sorted)-1)
+	lo := int(math.Floor(rank))
+	hi := int(math.Ceil(rank))
+	return sorted[lo] + (sorted[hi]-sorted[lo])*(rank-float64(lo))
+}

