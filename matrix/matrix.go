@@ -1,0 +1,624 @@
+// Package matrix turns the Ginkgo reports of generated hwtest suites into the
+// model × target matrix: one Cell per (model, target) that ran, with the worst status
+// of its steps, its measurements and where the result came from. It renders the
+// matrix as Markdown for people and as JSON, the stable interchange format.
+package matrix
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/hwtest/hwtest/runtime"
+)
+
+// Status is the state of one cell; see runtime.Status and DESIGN.md.
+type Status = runtime.Status
+
+// Names of the checks the matrix adds itself, besides the ones the specs record
+// ("open", "measure" and the family invariants).
+const (
+	CheckClose   = "close"   // AfterAll failed
+	CheckProcess = "process" // the suite process crashed or hung
+	CheckSuite   = "suite"   // the suite stopped before the cell ran
+	CheckRun     = "run"     // the cell's specs did not all run
+)
+
+// CheckResult is one step of a cell: "open", "measure", an invariant, or a failure
+// the matrix found in Ginkgo's report rather than in a recorded entry.
+type CheckResult struct {
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Cell is the merged result of one (model, target).
+type Cell struct {
+	Model      string              `json:"model"`
+	Family     string              `json:"family,omitempty"`
+	Target     string              `json:"target"`
+	Status     Status              `json:"status"`
+	Reason     string              `json:"reason,omitempty"` // the reason of the check that set Status
+	Fixture    string              `json:"fixture,omitempty"`
+	Fallback   string              `json:"fallback,omitempty"`
+	Checks     []CheckResult       `json:"checks"`
+	Metrics    *runtime.Metrics    `json:"metrics,omitempty"`
+	Worst      *runtime.Deviation  `json:"worst,omitempty"`
+	Provenance *runtime.Provenance `json:"provenance,omitempty"`
+}
+
+// Environment sums up the provenance of every cell: each field lists the distinct
+// values seen, sorted (more than one means the reports came from several machines
+// or libraries).
+type Environment struct {
+	HostCPU          []string `json:"host_cpu,omitempty"`
+	ORTVersion       []string `json:"ort_version,omitempty"`
+	ORTLibrary       []string `json:"ort_library,omitempty"`
+	ORTLibrarySHA256 []string `json:"ort_library_sha256,omitempty"`
+	CatalogCommit    []string `json:"catalog_commit,omitempty"`
+	// Devices are the accelerators the cells ran on: "target: device (driver …)".
+	Devices []string `json:"devices,omitempty"`
+}
+
+// Matrix is every cell that ran, in catalog order.
+type Matrix struct {
+	// Generated is the end of the latest suite run merged; zero when no report had
+	// one (the caller may set it).
+	Generated   time.Time      `json:"generated"`
+	Environment Environment    `json:"environment"`
+	Models      []string       `json:"models"`  // catalog order, then any others seen, sorted
+	Targets     []string       `json:"targets"` // catalog order, then any others seen, sorted
+	Summary     map[Status]int `json:"summary"` // cells per status
+	Cells       []Cell         `json:"cells"`   // by model, then target, in the orders above
+	// Problems are failures no cell could be charged with: a failed BeforeSuite, a
+	// suite that stopped early, a failed spec outside any cell.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// ProcessFailure is a suite process that crashed or hung, as the orchestrator saw it.
+type ProcessFailure struct {
+	Model  string `json:"model"`
+	Err    string `json:"err"`
+	Stderr string `json:"stderr,omitempty"` // the tail of its stderr
+	// Targets the process was to run (its label filter's); empty means every target
+	// of the matrix.
+	Targets []string `json:"targets,omitempty"`
+}
+
+// Statuses lists every status from the worst to the best: the order in which a
+// cell's checks are merged and the summary is printed.
+var Statuses = []Status{
+	runtime.StatusError,
+	runtime.StatusMismatch,
+	runtime.StatusExpectedFail,
+	runtime.StatusPartial,
+	runtime.StatusUnavailable,
+	runtime.StatusPass,
+}
+
+// severity ranks a status: lower is worse. Unknown statuses rank as errors.
+func severity(s Status) int {
+	if i := slices.Index(Statuses, s); i >= 0 {
+		return i
+	}
+	return 0
+}
+
+type key struct{ model, target string }
+
+// acc gathers what the reports say about one cell.
+type acc struct {
+	cell     Cell
+	checks   []CheckResult
+	specs    []string // the cell's It specs, by leaf text
+	recorded map[string]bool
+	selected bool   // some spec of the cell was selected to run
+	stopped  string // why its suite stopped early, when it did
+}
+
+// FromReports merges Ginkgo reports and process failures into a matrix. models and
+// targets give the catalog order; cells of others are kept and sorted after them.
+//
+// A cell's status is the worst of its checks (error, mismatch, expected-fail,
+// partial, unavailable, pass). A spec that failed in Ginkgo without recording why
+// (a panic, an assertion) is an error with Ginkgo's message; a cell is a pass only
+// when it was opened, measured, and every one of its specs recorded a pass. A cell
+// with nothing recorded and nothing failed was not selected to run and is left out.
+// A process failure makes every cell of its model (on its Targets, when set) an
+// error, except cells whose result was already complete when the process died.
+func FromReports(reports []types.Report, failures []ProcessFailure, models, targets []string) Matrix {
+	m := Matrix{Summary: map[Status]int{}, Cells: []Cell{}}
+	cells := map[key]*acc{}
+	get := func(k key) *acc {
+		a := cells[k]
+		if a == nil {
+			a = &acc{cell: Cell{Model: k.model, Target: k.target}, recorded: map[string]bool{}}
+			cells[k] = a
+		}
+		return a
+	}
+
+	for _, r := range reports {
+		if r.EndTime.After(m.Generated) {
+			m.Generated = r.EndTime.UTC()
+		}
+		selected := selector(r)
+		stopped := suiteStopped(r)
+		if stopped != "" {
+			m.Problems = append(m.Problems, fmt.Sprintf("suite %s: %s", suiteName(r), stopped))
+		} else if !r.SuiteSucceeded {
+			// Specs failed; a selected cell with no result was then skipped (fail-fast).
+			stopped = "the suite failed and stopped before this cell ran"
+		}
+		for _, s := range r.SpecReports {
+			if !s.LeafNodeType.Is(types.NodeTypeIt) {
+				continue // suite-level nodes: their failures are in suiteStopped
+			}
+			entries := cellEntries(s)
+			k, ok := cellOf(s, entries)
+			if !ok {
+				if s.State.Is(types.SpecStateFailureStates) {
+					m.Problems = append(m.Problems, fmt.Sprintf("suite %s: spec %q %s outside any cell: %s", suiteName(r), s.FullText(), s.State, failureText(s)))
+				}
+				continue
+			}
+			a := get(k)
+			a.specs = append(a.specs, s.LeafNodeText)
+			if s.State != types.SpecStatePending && selected(s) {
+				a.selected = true
+				if a.stopped == "" {
+					a.stopped = stopped
+				}
+			}
+			explained := false
+			for _, e := range entries {
+				a.add(e)
+				a.checks = append(a.checks, CheckResult{Name: e.Check, Status: e.Status, Reason: e.Reason})
+				switch e.Status {
+				case runtime.StatusError, runtime.StatusMismatch, runtime.StatusExpectedFail:
+					explained = true // the entry says why the spec failed
+				}
+			}
+			if len(entries) > 0 || s.State.Is(types.SpecStateFailureStates) {
+				a.recorded[s.LeafNodeText] = true
+			}
+			if s.State.Is(types.SpecStateFailureStates) && !explained {
+				a.checks = append(a.checks, CheckResult{Name: failedCheck(s), Status: runtime.StatusError, Reason: failureText(s)})
+			}
+		}
+	}
+
+	crashed := map[string][]ProcessFailure{}
+	for _, f := range failures {
+		crashed[f.Model] = append(crashed[f.Model], f)
+	}
+
+	m.Models = order(models, cells, func(k key) string { return k.model }, crashed)
+	m.Targets = order(targets, cells, func(k key) string { return k.target }, nil)
+
+	for _, model := range m.Models {
+		for _, target := range m.Targets {
+			k := key{model, target}
+			a := cells[k]
+			var fs []ProcessFailure
+			for _, f := range crashed[model] {
+				if len(f.Targets) == 0 || slices.Contains(f.Targets, target) {
+					fs = append(fs, f)
+				}
+			}
+			if a == nil && len(fs) == 0 {
+				continue
+			}
+			if a == nil {
+				a = get(k)
+			}
+			c, ok := a.finish(fs)
+			if !ok {
+				continue
+			}
+			m.Cells = append(m.Cells, c)
+			m.Summary[c.Status]++
+		}
+	}
+	// Cells known only from a process failure take their family from their model's
+	// other cells.
+	family := map[string]string{}
+	for _, c := range m.Cells {
+		if c.Family != "" && family[c.Model] == "" {
+			family[c.Model] = c.Family
+		}
+	}
+	for i := range m.Cells {
+		if m.Cells[i].Family == "" {
+			m.Cells[i].Family = family[m.Cells[i].Model]
+		}
+	}
+	m.Environment = environment(m.Cells)
+	return m
+}
+
+// add takes a recorded entry's data into the cell.
+func (a *acc) add(e runtime.CellReport) {
+	c := &a.cell
+	if c.Family == "" {
+		c.Family = e.Family
+	}
+	if c.Fixture == "" {
+		c.Fixture = e.Fixture
+	}
+	if c.Fallback == "" {
+		c.Fallback = e.Fallback
+	}
+	if e.Metrics != nil && c.Metrics == nil {
+		c.Metrics = e.Metrics
+	}
+	if e.Worst != nil && (c.Worst == nil || excess(e.Worst) > excess(c.Worst)) {
+		c.Worst = e.Worst
+	}
+	// The provenance of the first step (open) describes the cell.
+	if e.Provenance != nil && c.Provenance == nil {
+		c.Provenance = e.Provenance
+	}
+}
+
+// excess ranks deviations: how many times over its allowance the error is.
+func excess(d *runtime.Deviation) float64 {
+	if d.Allowed > 0 {
+		return d.AbsErr / d.Allowed
+	}
+	return d.AbsErr
+}
+
+// finish decides the cell's status; ok is false for a cell that did not run.
+func (a *acc) finish(crashes []ProcessFailure) (Cell, bool) {
+	c := a.cell
+	checks := slices.Clone(a.checks)
+	slices.SortStableFunc(checks, func(x, y CheckResult) int { return rank(x.Name) - rank(y.Name) })
+
+	if len(checks) == 0 && a.selected && a.stopped != "" {
+		checks = append(checks, CheckResult{Name: CheckSuite, Status: runtime.StatusError, Reason: "did not run: " + a.stopped})
+	}
+	complete := a.complete(checks)
+	if len(crashes) > 0 && !complete {
+		for _, f := range crashes {
+			checks = append(checks, CheckResult{Name: CheckProcess, Status: runtime.StatusError, Reason: f.reason()})
+		}
+	}
+	if len(checks) == 0 {
+		return c, false
+	}
+
+	worst := checks[0]
+	for _, ch := range checks[1:] {
+		if severity(ch.Status) < severity(worst.Status) {
+			worst = ch
+		}
+	}
+	c.Status, c.Reason = worst.Status, worst.Reason
+	if c.Status == runtime.StatusPass || c.Status == runtime.StatusPartial {
+		// A pass with a reason is flagged (an unexpected pass of an expect-fail
+		// target): keep the first such reason.
+		for _, ch := range checks {
+			if ch.Status == c.Status && ch.Reason != "" {
+				c.Reason = ch.Reason
+				break
+			}
+		}
+		switch {
+		case !complete:
+			ch := CheckResult{Name: CheckRun, Status: runtime.StatusError, Reason: a.incompleteReason(checks)}
+			checks = append(checks, ch)
+			c.Status, c.Reason = ch.Status, ch.Reason
+		case fellBack(c):
+			c.Status = runtime.StatusUnavailable
+			c.Reason = fmt.Sprintf("%s is absent: the cell ran on a fallback (%s), which is not a result for %s", c.Target, c.Fallback, c.Target)
+		}
+	}
+	c.Checks = checks
+	return c, true
+}
+
+// complete: the cell was opened and measured and every one of its specs recorded a
+// result, or it ended early for a recorded reason (unavailable, expected-fail,
+// error, mismatch), which is complete too.
+func (a *acc) complete(checks []CheckResult) bool {
+	has := map[string]bool{}
+	for _, ch := range checks {
+		if ch.Status != runtime.StatusPass && ch.Status != runtime.StatusPartial {
+			return true
+		}
+		has[ch.Name] = true
+	}
+	if !has["open"] || !has["measure"] {
+		return false
+	}
+	for _, s := range a.specs {
+		if !a.recorded[s] {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *acc) incompleteReason(checks []CheckResult) string {
+	var missing []string
+	has := map[string]bool{}
+	for _, ch := range checks {
+		has[ch.Name] = true
+	}
+	for _, step := range []string{"open", "measure"} {
+		if !has[step] {
+			missing = append(missing, step)
+		}
+	}
+	for _, s := range a.specs {
+		if !a.recorded[s] && !slices.Contains(missing, s) {
+			missing = append(missing, s)
+		}
+	}
+	return "incomplete: no result for " + strings.Join(missing, ", ") + " (not run, filtered out, or skipped)"
+}
+
+// fellBack: the result came from another target than the cell's, so it never counts
+// as a pass of the cell's target. Fallback reads "from → to".
+func fellBack(c Cell) bool {
+	if c.Fallback == "" {
+		return false
+	}
+	_, to, ok := strings.Cut(c.Fallback, "→")
+	return !ok || strings.TrimSpace(to) != c.Target
+}
+
+// rank orders a cell's checks: open, measure, the invariants as they ran, then what
+// the matrix added.
+func rank(name string) int {
+	switch name {
+	case "open":
+		return 0
+	case "measure":
+		return 1
+	case CheckClose:
+		return 3
+	case CheckSuite, CheckProcess, CheckRun:
+		return 4
+	}
+	return 2
+}
+
+func (f ProcessFailure) reason() string {
+	msg := "suite process failed"
+	if err := strings.TrimSpace(f.Err); err != "" {
+		msg += ": " + err
+	}
+	if tail := tail(strings.TrimSpace(f.Stderr), 2000); tail != "" {
+		msg += "\nstderr:\n" + tail
+	}
+	return msg
+}
+
+// tail keeps the last n bytes of s, cut at a line start when one is near.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i < 200 {
+		s = s[i+1:]
+	}
+	return "…" + s
+}
+
+// cellEntries decodes a spec's hwtest report entries. Read from a JSON report the
+// value is in AsJSON; in process it is the raw CellReport.
+func cellEntries(s types.SpecReport) []runtime.CellReport {
+	var out []runtime.CellReport
+	for _, e := range s.ReportEntries {
+		if e.Name != runtime.ReportEntryName {
+			continue
+		}
+		var r runtime.CellReport
+		switch v := e.Value.GetRawValue().(type) {
+		case runtime.CellReport:
+			r = v
+		case *runtime.CellReport:
+			r = *v
+		default:
+			data := []byte(e.Value.AsJSON)
+			if len(data) == 0 {
+				var err error
+				if data, err = json.Marshal(v); err != nil {
+					continue
+				}
+			}
+			if err := json.Unmarshal(data, &r); err != nil {
+				r = runtime.CellReport{Check: "report entry", Status: runtime.StatusError,
+					Reason: fmt.Sprintf("unreadable hwtest report entry: %v", err)}
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// cellOf finds the (model, target) a spec belongs to: from its labels (model:…,
+// hw:…), which is where the generated suite put it; else from its entries; else from
+// its container texts.
+func cellOf(s types.SpecReport, entries []runtime.CellReport) (key, bool) {
+	var k key
+	for _, l := range s.Labels() {
+		if v, ok := strings.CutPrefix(l, "model:"); ok && k.model == "" {
+			k.model = v
+		}
+		if v, ok := strings.CutPrefix(l, "hw:"); ok && k.target == "" {
+			k.target = v
+		}
+	}
+	for _, e := range entries {
+		if k.model == "" {
+			k.model = e.Model
+		}
+		if k.target == "" {
+			k.target = e.Target
+		}
+	}
+	if t := s.ContainerHierarchyTexts; len(t) >= 2 {
+		if k.model == "" {
+			k.model = t[len(t)-2]
+		}
+		if k.target == "" {
+			k.target = t[len(t)-1]
+		}
+	}
+	return k, k.model != "" && k.target != ""
+}
+
+// failedCheck names the step a failure without an entry happened in.
+func failedCheck(s types.SpecReport) string {
+	switch {
+	case s.Failure.FailureNodeType.Is(types.NodeTypeBeforeAll):
+		return "open"
+	case s.Failure.FailureNodeType.Is(types.NodeTypeAfterAll | types.NodeTypeCleanupAfterAll):
+		return CheckClose
+	}
+	return s.LeafNodeText
+}
+
+// failureText is Ginkgo's account of a failed spec.
+func failureText(s types.SpecReport) string {
+	f := s.Failure
+	msg := strings.TrimSpace(f.Message)
+	if f.ForwardedPanic != "" {
+		msg = strings.TrimSpace(msg + ": " + f.ForwardedPanic)
+	}
+	if msg == "" {
+		msg = "no failure message"
+	}
+	out := fmt.Sprintf("%s: %s", s.State, msg)
+	if f.Location.FileName != "" {
+		out += fmt.Sprintf(" (at %s)", f.Location)
+	}
+	if af := f.AdditionalFailure; af != nil && af.Failure.Message != "" {
+		out += fmt.Sprintf("; then %s: %s", af.State, af.Failure.Message)
+	}
+	return out
+}
+
+// suiteStopped says why a suite did not run all it selected: a failed suite-level
+// node, an interrupted spec or a special reason (interrupted, timed out, aborted).
+// Empty when there is none of these.
+func suiteStopped(r types.Report) string {
+	var why []string
+	why = append(why, r.SpecialSuiteFailureReasons...)
+	for _, s := range r.SpecReports {
+		if !s.LeafNodeType.Is(types.NodeTypeIt) && s.State.Is(types.SpecStateFailureStates) {
+			why = append(why, fmt.Sprintf("%s %s", s.LeafNodeType, failureText(s)))
+		}
+		if s.State.Is(types.SpecStateInterrupted | types.SpecStateAborted | types.SpecStateTimedout) {
+			why = append(why, fmt.Sprintf("spec %q %s", s.FullText(), s.State))
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+func suiteName(r types.Report) string {
+	if r.SuiteDescription != "" {
+		return r.SuiteDescription
+	}
+	return r.SuitePath
+}
+
+// selector reports whether the suite's filters selected a spec to run, as Ginkgo
+// decides it (labels, focus and skip strings).
+func selector(r types.Report) func(types.SpecReport) bool {
+	cfg := r.SuiteConfig
+	labels := func([]string) bool { return true }
+	if cfg.LabelFilter != "" {
+		if f, err := types.ParseLabelFilter(cfg.LabelFilter); err == nil {
+			labels = f
+		}
+	}
+	compile := func(ss []string) *regexp.Regexp {
+		if len(ss) == 0 {
+			return nil
+		}
+		re, err := regexp.Compile(strings.Join(ss, "|"))
+		if err != nil {
+			return nil
+		}
+		return re
+	}
+	focus, skip := compile(cfg.FocusStrings), compile(cfg.SkipStrings)
+	return func(s types.SpecReport) bool {
+		if !labels(append(slices.Clone(r.SuiteLabels), s.Labels()...)) {
+			return false
+		}
+		text := r.SuiteDescription + " " + s.FullText()
+		if focus != nil && !focus.MatchString(text) {
+			return false
+		}
+		return skip == nil || !skip.MatchString(text)
+	}
+}
+
+// order is the catalog's order followed by any other names seen, sorted.
+func order(catalog []string, cells map[key]*acc, name func(key) string, more map[string][]ProcessFailure) []string {
+	out := slices.Clone(catalog)
+	seen := map[string]bool{}
+	for _, n := range out {
+		seen[n] = true
+	}
+	var extra []string
+	for k := range cells {
+		if n := name(k); !seen[n] {
+			seen[n] = true
+			extra = append(extra, n)
+		}
+	}
+	for n := range more {
+		if !seen[n] {
+			seen[n] = true
+			extra = append(extra, n)
+		}
+	}
+	slices.Sort(extra)
+	if out == nil {
+		out = []string{}
+	}
+	return append(out, extra...)
+}
+
+func environment(cells []Cell) Environment {
+	var e Environment
+	add := func(list *[]string, v string) {
+		if v != "" && !slices.Contains(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+	for _, c := range cells {
+		p := c.Provenance
+		if p == nil {
+			continue
+		}
+		add(&e.HostCPU, p.HostCPU)
+		add(&e.ORTVersion, p.ORTVersion)
+		add(&e.ORTLibrary, p.ORTLibrary)
+		add(&e.ORTLibrarySHA256, p.ORTLibSHA256)
+		add(&e.CatalogCommit, p.CatalogCommit)
+		if p.Device != "" {
+			d := c.Target + ": " + p.Device
+			if p.Driver != "" {
+				d += " (driver " + p.Driver + ")"
+			}
+			add(&e.Devices, d)
+		}
+	}
+	for _, l := range []*[]string{&e.HostCPU, &e.ORTVersion, &e.ORTLibrary, &e.ORTLibrarySHA256, &e.CatalogCommit, &e.Devices} {
+		slices.Sort(*l)
+	}
+	return e
+}
