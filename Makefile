@@ -1,0 +1,79 @@
+# hwtest: `make run` tests every model on every target this machine has and writes
+# the matrix under reports/; `make test` runs the project's own tests. Both set up
+# what they need first (`make setup`), from the registries only, pinned and checked.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+STATE   := .hwtest
+BIN     := $(STATE)/bin
+HWTEST  := bin/hwtest
+GINKGO  := $(BIN)/ginkgo
+
+# ONNX Runtime native library, from the npm package that ships it (no install
+# script: its postinstall downloads from elsewhere and fails offline).
+ORT_NPM     := onnxruntime-node@1.30.0
+ORT_MEMBER  := package/bin/napi-v6/linux/x64/libonnxruntime.so.1
+ORT_SHA256  := ffb75a925ba05e47b235bb66e3e3911714a80b328a9c9425539feb204aa32a23
+ORT_LIB     := $(STATE)/lib/libonnxruntime.so.1
+
+GINKGO_VERSION := $(shell go list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
+GO_SOURCES     := $(shell find . -name '*.go' -not -path './$(STATE)/*' -not -path './generated/*') go.mod go.sum
+UNIT_PKGS      = $(shell go list ./... | grep -v /generated/)
+
+# Benchmarks and test timing knobs (see runtime.DefaultBudget).
+MEASURE_TIME ?= 1s
+TEST_MEASURE_TIME ?= 100ms
+
+.PHONY: help setup build generate verify test unit suites run bench clean
+
+help: ## list targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
+
+setup: $(ORT_LIB) $(GINKGO) $(HWTEST) ## install ONNX Runtime, the ginkgo CLI and the models (idempotent)
+	@$(HWTEST) fetch >/dev/null
+
+$(ORT_LIB):
+	@echo "setup: $(ORT_NPM) → $@"
+	@mkdir -p $(STATE)/cache/npm $(@D)
+	@cd $(STATE)/cache/npm && [ -f onnxruntime-node-1.30.0.tgz ] || npm pack --silent $(ORT_NPM) >/dev/null
+	@tar -xzf $(STATE)/cache/npm/onnxruntime-node-1.30.0.tgz -O $(ORT_MEMBER) > $@.tmp
+	@echo "$(ORT_SHA256)  $@.tmp" | sha256sum --check --quiet - \
+		|| { rm -f $@.tmp; echo "setup: $(ORT_MEMBER) from $(ORT_NPM) does not match sha256 $(ORT_SHA256)" >&2; exit 1; }
+	@mv $@.tmp $@
+
+# The ginkgo CLI at the version go.mod pins, so CLI and library never disagree.
+$(GINKGO): go.mod
+	@echo "setup: ginkgo $(GINKGO_VERSION) → $@"
+	@go build -o $@ github.com/onsi/ginkgo/v2/ginkgo
+	@touch $@
+
+build: $(HWTEST) ## build bin/hwtest
+
+$(HWTEST): $(GO_SOURCES)
+	@go build -o $@ ./cmd/hwtest
+
+generate: $(HWTEST) ## regenerate generated/ from the catalogs
+	@$(HWTEST) generate
+
+verify: $(HWTEST) ## check generated/ is up to date and every family × target has a template
+	@$(HWTEST) verify
+
+test: setup ## run every test: unit tests, hwtest verify, the generated suites on CPU
+	@go vet ./...
+	@$(HWTEST) verify --quiet
+	go test -count=1 $(UNIT_PKGS)
+	@$(MAKE) --no-print-directory suites
+
+suites: setup ## run the generated suites on the CPU target
+	HWTEST_MEASURE_TIME=$(TEST_MEASURE_TIME) $(GINKGO) --no-color --label-filter='hw:cpu' ./generated/...
+
+run: setup ## run every model on every target here; write reports/<time>/matrix.{md,json}
+	@HWTEST_MEASURE_TIME=$(MEASURE_TIME) $(HWTEST) run
+
+bench: setup ## Go benchmarks (generator, runtime)
+	go test -run '^$$' -bench . -benchmem $(UNIT_PKGS)
+
+clean: ## remove build output and reports (keeps the downloaded $(STATE)/)
+	rm -rf bin reports
