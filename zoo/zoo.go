@@ -1,9 +1,15 @@
 // Package zoo builds tiny-random ONNX models of the architectures hwtest
-// covers but cannot download here (BERT, GPT-2, ViT, Mamba, Mixtral, CLIP,
-// T5, Whisper, a diffusion UNet, LLaVA, RAG). Like Hugging Face's own
+// covers but cannot download here (BERT, GPT-2, OPT, Qwen2, ViT, DETR,
+// Mamba, Mixtral, CLIP, X-CLIP, CLAP, T5, Whisper, Wav2Vec2, a diffusion
+// UNet, LLaVA, LLaVA-Next, RAG). Like Hugging Face's own
 // "tiny-random" test checkpoints they have the real architecture's operator
 // graph and I/O signature at a toy size, with weights drawn from a fixed
 // seed, so every build is byte-identical.
+//
+// Every model also has a deliberately broken variant (Options.Perturb, with
+// Info.Perturbation saying what it breaks) with the same inputs and
+// outputs, chosen so that one invariant of the model's pipeline family
+// holds on the original and fails on the variant.
 package zoo
 
 import (

@@ -25,10 +25,31 @@ func build(t *testing.T, name string, o zoo.Options) ([]byte, zoo.Info) {
 
 func TestDeterministic(t *testing.T) {
 	for _, name := range zoo.Names() {
-		a, _ := build(t, name, zoo.Options{})
-		b, _ := build(t, name, zoo.Options{})
-		if !bytes.Equal(a, b) {
-			t.Errorf("%s: two builds differ", name)
+		for _, o := range []zoo.Options{{}, {Perturb: true}} {
+			a, _ := build(t, name, o)
+			b, _ := build(t, name, o)
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s %+v: two builds differ", name, o)
+			}
+		}
+	}
+}
+
+// TestPerturbedVariants: every model has a perturbed variant that says
+// what it breaks, keeps the original's inputs and outputs (so the same
+// checks run on it), and differs from the original.
+func TestPerturbedVariants(t *testing.T) {
+	for _, name := range zoo.Names() {
+		data, info := build(t, name, zoo.Options{})
+		bad, binfo := build(t, name, zoo.Options{Perturb: true})
+		if info.Perturbation == "" || binfo.Perturbation != info.Perturbation {
+			t.Errorf("%s: Perturbation %q / %q", name, info.Perturbation, binfo.Perturbation)
+		}
+		if fmt.Sprint(info.Inputs, info.Outputs) != fmt.Sprint(binfo.Inputs, binfo.Outputs) {
+			t.Errorf("%s: perturbed I/O %v %v, want %v %v", name, binfo.Inputs, binfo.Outputs, info.Inputs, info.Outputs)
+		}
+		if bytes.Equal(data, bad) {
+			t.Errorf("%s: perturbed build equals the original", name)
 		}
 	}
 }
@@ -111,6 +132,7 @@ func randomInputs(t *testing.T, info zoo.Info, sizes map[string]int64, seed uint
 // catch transposed axes.
 var sizes = map[string]int64{
 	"batch": 2, "seq": 5, "dec_seq": 3, "image_batch": 3, "n_docs": 4, "doc_seq": 6,
+	"audio_batch": 3, "texts": 4, "samples": 400, "frames": 19, "height": 40, "width": 56,
 }
 
 // TestRunsInONNXRuntime loads every model in ONNX Runtime's CPU EP, runs it
