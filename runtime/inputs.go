@@ -37,33 +37,56 @@ const (
 	defaultDim   = 8
 )
 
+// InputSpec is one model input: ONNX Runtime's metadata plus the symbolic dim
+// names from the model file (ONNX Runtime's Go binding reports those as -1 only).
+type InputSpec struct {
+	ort.InputOutputInfo
+	Params []string // per axis: the symbolic name, "" for fixed or anonymous dims
+}
+
 // SynthesizeInputs builds one tensor per model input from the model's metadata and
 // the catalog's overrides, from a seed derived from the model id and input name, so
 // every target sees exactly the same inputs. Random values never come out all zero.
-func SynthesizeInputs(modelID string, infos []ort.InputOutputInfo, overrides map[string]Input) ([]Tensor, error) {
+//
+// Dynamic dims are bound by name: an override's dims fix its symbols ("batch",
+// "seq") for every input that shares them, so an attention mask follows the token
+// ids. Unbound symbols get batch 1 on axis 0, else 8.
+func SynthesizeInputs(modelID string, specs []InputSpec, overrides map[string]Input) ([]Tensor, error) {
 	known := map[string]bool{}
 	var errs []string
+	symbols := map[string]int64{}
+	shapes := make([][]int64, len(specs))
+	// Overridden inputs first: they bind the symbols the others follow.
+	for pass := 0; pass < 2; pass++ {
+		for i, spec := range specs {
+			ov, has := overrides[spec.Name]
+			if (pass == 0) != (has && ov.Dims != nil) {
+				continue
+			}
+			shape, err := resolveShape(spec, ov, symbols)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			shapes[i] = shape
+		}
+	}
 	var out []Tensor
-	for _, info := range infos {
-		known[info.Name] = true
-		ov := overrides[info.Name]
-		shape, err := resolveShape(info, ov)
+	for i, spec := range specs {
+		known[spec.Name] = true
+		if shapes[i] == nil {
+			continue
+		}
+		data, err := synthesizeValues(modelID, spec.InputOutputInfo, overrides[spec.Name], elements(shapes[i]))
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
 		}
-		t := Tensor{Name: info.Name, Type: info.DataType, Shape: shape}
-		data, err := synthesizeValues(modelID, info, ov, elements(shape))
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		t.Data = data
-		out = append(out, t)
+		out = append(out, Tensor{Name: spec.Name, Type: spec.DataType, Shape: shapes[i], Data: data})
 	}
 	for _, name := range sortedKeys(overrides) {
 		if !known[name] {
-			errs = append(errs, fmt.Sprintf("input override %q: the model has no such input (its inputs: %s)", name, inputNames(infos)))
+			errs = append(errs, fmt.Sprintf("input override %q: the model has no such input (its inputs: %s)", name, inputNames(specs)))
 		}
 	}
 	if len(errs) > 0 {
@@ -72,32 +95,50 @@ func SynthesizeInputs(modelID string, infos []ort.InputOutputInfo, overrides map
 	return out, nil
 }
 
-func resolveShape(info ort.InputOutputInfo, ov Input) ([]int64, error) {
-	meta := []int64(info.Dimensions)
+func resolveShape(spec InputSpec, ov Input, symbols map[string]int64) ([]int64, error) {
+	meta := []int64(spec.Dimensions)
+	param := func(i int) string {
+		if i < len(spec.Params) {
+			return spec.Params[i]
+		}
+		return ""
+	}
 	if ov.Dims != nil {
 		if len(ov.Dims) != len(meta) {
-			return nil, fmt.Errorf("input override %q: dims %v have rank %d, the model's input has rank %d (shape %v)", info.Name, ov.Dims, len(ov.Dims), len(meta), meta)
+			return nil, fmt.Errorf("input override %q: dims %v have rank %d, the model's input has rank %d (shape %v)", spec.Name, ov.Dims, len(ov.Dims), len(meta), meta)
 		}
 		for i, d := range ov.Dims {
 			if meta[i] >= 0 && meta[i] != d {
-				return nil, fmt.Errorf("input override %q: dim %d is %d, the model fixes it at %d (shape %v)", info.Name, i, d, meta[i], meta)
+				return nil, fmt.Errorf("input override %q: dim %d is %d, the model fixes it at %d (shape %v)", spec.Name, i, d, meta[i], meta)
+			}
+			if p := param(i); p != "" {
+				if bound, ok := symbols[p]; ok && bound != d {
+					return nil, fmt.Errorf("input override %q: dim %d (%q) is %d, another override set %q to %d", spec.Name, i, p, d, p, bound)
+				}
+				symbols[p] = d
 			}
 		}
 		return append([]int64(nil), ov.Dims...), nil
 	}
 	shape := make([]int64, len(meta))
 	for i, d := range meta {
-		switch {
+		p := param(i)
+		switch bound, ok := symbols[p]; {
 		case d >= 0:
 			shape[i] = d
+		case p != "" && ok:
+			shape[i] = bound
 		case i == 0:
 			shape[i] = defaultBatch
 		default:
 			shape[i] = defaultDim
 		}
+		if d < 0 && p != "" {
+			symbols[p] = shape[i]
+		}
 	}
 	if ov.Value != nil && len(ov.Value) > 1 && int64(len(ov.Value)) != elements(shape) {
-		return nil, fmt.Errorf("input override %q: %d values for shape %v (%d elements): give one value or dims", info.Name, len(ov.Value), shape, elements(shape))
+		return nil, fmt.Errorf("input override %q: %d values for shape %v (%d elements): give one value or dims", spec.Name, len(ov.Value), shape, elements(shape))
 	}
 	return shape, nil
 }
@@ -175,9 +216,9 @@ func allZero(xs []float64) bool {
 	return len(xs) > 0
 }
 
-func inputNames(infos []ort.InputOutputInfo) string {
-	names := make([]string, len(infos))
-	for i, in := range infos {
+func inputNames(specs []InputSpec) string {
+	names := make([]string, len(specs))
+	for i, in := range specs {
 		names[i] = in.Name
 	}
 	return strings.Join(names, ", ")

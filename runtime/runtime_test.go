@@ -58,12 +58,33 @@ func TestCheckSharedLibrary(t *testing.T) {
 	}
 }
 
-func info(name string, typ ort.TensorElementDataType, dims ...int64) ort.InputOutputInfo {
-	return ort.InputOutputInfo{Name: name, DataType: typ, Dimensions: ort.NewShape(dims...)}
+func info(name string, typ ort.TensorElementDataType, dims ...int64) InputSpec {
+	return InputSpec{InputOutputInfo: ort.InputOutputInfo{Name: name, DataType: typ, Dimensions: ort.NewShape(dims...)}}
+}
+
+// Symbols bind across inputs: the mask follows the ids' overridden dims.
+func TestSynthesizeInputsBindsSymbolicDims(t *testing.T) {
+	ids := info("input_ids", ort.TensorElementDataTypeInt64, -1, -1)
+	ids.Params = []string{"batch", "seq"}
+	mask := info("attention_mask", ort.TensorElementDataTypeInt64, -1, -1)
+	mask.Params = []string{"batch", "seq"}
+	dec := info("decoder_input_ids", ort.TensorElementDataTypeInt64, -1, -1)
+	dec.Params = []string{"batch", "dec_seq"}
+	in, err := SynthesizeInputs("m", []InputSpec{mask, ids, dec}, map[string]Input{"input_ids": {Dims: []int64{3, 16}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(in[0].Shape, in[1].Shape, in[2].Shape); got != "[3 16] [3 16] [3 8]" {
+		t.Errorf("shapes = %s", got)
+	}
+	_, err = SynthesizeInputs("m", []InputSpec{mask, ids}, map[string]Input{"input_ids": {Dims: []int64{3, 16}}, "attention_mask": {Dims: []int64{3, 12}}})
+	if err == nil || !strings.Contains(err.Error(), `("seq") is`) {
+		t.Errorf("conflicting overrides: %v", err)
+	}
 }
 
 func TestSynthesizeInputs(t *testing.T) {
-	infos := []ort.InputOutputInfo{
+	infos := []InputSpec{
 		info("input", ort.TensorElementDataTypeFloat, -1, -1),
 		info("ids", ort.TensorElementDataTypeInt64, -1, -1),
 		info("sr", ort.TensorElementDataTypeInt64),
@@ -102,7 +123,7 @@ func TestSynthesizeInputs(t *testing.T) {
 }
 
 func TestSynthesizeInputsRejectsBadOverrides(t *testing.T) {
-	infos := []ort.InputOutputInfo{
+	infos := []InputSpec{
 		info("input", ort.TensorElementDataTypeFloat, 1, -1),
 		info("state", ort.TensorElementDataTypeFloat, 2, -1, 128),
 	}

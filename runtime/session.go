@@ -10,12 +10,14 @@ import (
 	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/hwtest/hwtest/onnx"
 )
 
 // Session is one ONNX Runtime session of a model on a target.
 type Session struct {
 	session *ort.DynamicAdvancedSession
-	inputs  []ort.InputOutputInfo
+	inputs  []InputSpec
 	outputs []ort.InputOutputInfo
 	timeout time.Duration
 }
@@ -143,15 +145,38 @@ func OpenSession(path string, t Target, strict bool) (*Session, error) {
 		}
 		return out
 	}
+	specs, err := inputSpecs(path, inputs)
+	if err != nil {
+		return nil, err
+	}
 	s, err := ort.NewDynamicAdvancedSession(path, names(inputs), names(outputs), opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Session{session: s, inputs: inputs, outputs: outputs, timeout: RunTimeout()}, nil
+	return &Session{session: s, inputs: specs, outputs: outputs, timeout: RunTimeout()}, nil
 }
 
 // Inputs is the model's input metadata.
-func (s *Session) Inputs() []ort.InputOutputInfo { return s.inputs }
+func (s *Session) Inputs() []InputSpec { return s.inputs }
+
+// inputSpecs adds the symbolic dim names read from the model file.
+func inputSpecs(path string, infos []ort.InputOutputInfo) ([]InputSpec, error) {
+	sum, err := onnx.InspectFile(path)
+	if err != nil {
+		return nil, err
+	}
+	params := map[string][]string{}
+	for _, in := range sum.Inputs {
+		for _, d := range in.Dims {
+			params[in.Name] = append(params[in.Name], d.Param)
+		}
+	}
+	specs := make([]InputSpec, len(infos))
+	for i, info := range infos {
+		specs[i] = InputSpec{InputOutputInfo: info, Params: params[info.Name]}
+	}
+	return specs, nil
+}
 
 // Close releases the session.
 func (s *Session) Close() error {
