@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -446,7 +447,7 @@ func (c *HubClient) resolve(ctx context.Context, src, repo, filePath, revision s
 		}
 		if !commitHash.MatchString(r.commit) {
 			resp.Body.Close()
-			return nil, &HubError{Source: src, URL: cleanURL(u), Msg: fmt.Sprintf("%s answered without a valid %s header (got %q): is %s a Hugging Face hub?", cleanURL(u), headerRepoCommit, commit, c.endpoint())}
+			return nil, &HubError{Source: src, URL: cleanURL(u), Msg: fmt.Sprintf("%s answered without a valid %s header (got %q): is %s a Hugging Face hub?", cleanURL(u), headerRepoCommit, commit, u.Host)}
 		}
 		r.etag = normalizeEtag(resp.Header.Get(headerLinkedEtag))
 		if r.etag == "" {
@@ -542,9 +543,9 @@ func (c *HubClient) networkError(src string, u *url.URL, err error) error {
 	}
 	return &HubError{
 		Source: src, URL: cleanURL(u), Kind: ErrHubNetwork,
-		Msg: fmt.Sprintf("cannot reach %s (no network here? HF_ENDPOINT=%s); "+
+		Msg: fmt.Sprintf("cannot reach %s (no network here, or set HF_ENDPOINT to a mirror); "+
 			"no network is needed for a model with a fixture: run it offline with its fixture, "+
-			"or put the file in the hub cache %s", cleanURL(u), c.endpoint(), c.cacheDir()),
+			"or put the file in the hub cache %s", cleanURL(u), c.cacheDir()),
 		Err: err,
 	}
 }
@@ -695,7 +696,7 @@ func (c *HubClient) finish(dir, blob, pointer, revision, commit string) error {
 			if err := os.MkdirAll(filepath.Dir(ref), 0o755); err != nil {
 				return err
 			}
-			tmp := fmt.Sprintf("%s.%d.tmp", ref, os.Getpid())
+			tmp := tmpName(ref)
 			if err := os.WriteFile(tmp, []byte(commit), 0o644); err != nil {
 				return err
 			}
@@ -718,7 +719,7 @@ func linkBlob(blob, pointer string) error {
 	if cur, err := os.Readlink(pointer); err == nil && cur == rel {
 		return nil
 	}
-	tmp := fmt.Sprintf("%s.%d.link", pointer, os.Getpid())
+	tmp := tmpName(pointer)
 	os.Remove(tmp)
 	if err := os.Symlink(rel, tmp); err == nil {
 		if err := os.Rename(tmp, pointer); err != nil {
@@ -732,6 +733,13 @@ func linkBlob(blob, pointer string) error {
 		return err
 	}
 	return writeAtomic(pointer, data)
+}
+
+var tmpSeq atomic.Uint64
+
+// tmpName is a name next to p that no other writer, in this process or another, uses.
+func tmpName(p string) string {
+	return fmt.Sprintf("%s.%d-%d.tmp", p, os.Getpid(), tmpSeq.Add(1))
 }
 
 func (c *HubClient) logf(format string, args ...any) {
