@@ -46,6 +46,9 @@ type Result struct {
 // Run builds, runs and collects. It returns an error only when it could not run at
 // all; failing cells are results, not errors.
 func Run(ctx context.Context, o Options) (*Result, error) {
+	if !filepath.IsAbs(o.Root) || !filepath.IsAbs(o.OutDir) {
+		return nil, fmt.Errorf("runner: Root %q and OutDir %q must be absolute: suites run in their own folders", o.Root, o.OutDir)
+	}
 	if err := os.MkdirAll(filepath.Join(o.OutDir, "ginkgo"), 0o755); err != nil {
 		return nil, err
 	}

@@ -40,6 +40,11 @@ func (c *Cell) tolerance() Tolerance {
 // skips the cell with the probe's reason; anything else that fails fails it.
 func (c *Cell) Open() {
 	ginkgo.GinkgoHelper()
+	// A missing or broken ONNX Runtime is this machine's setup failing, not the
+	// target being absent: an error, never "unavailable".
+	if _, err := Init(); err != nil && c.Target.Runner != "browser" {
+		c.fail("open", err)
+	}
 	if reason := Unavailable(c.Target); reason != "" {
 		c.record("open", StatusUnavailable, reason, nil)
 		ginkgo.Skip("unavailable: " + reason)

@@ -1,8 +1,6 @@
 package runtime
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,8 +18,7 @@ func familyRun(t *testing.T, name string, m Model, broken bool) *Run {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	refPath := filepath.Join(dir, "good.onnx")
-	os.WriteFile(refPath, good, 0o644)
+	refPath, _ := writeTemp(dir, "good.onnx", good)
 	targetPath := refPath
 	if broken {
 		bad, info, err := zoo.BuildWith(name, zoo.Options{Perturb: true})
@@ -31,28 +28,15 @@ func familyRun(t *testing.T, name string, m Model, broken bool) *Run {
 		if info.Perturbation == "" {
 			t.Fatalf("%s has no broken variant", name)
 		}
-		targetPath = filepath.Join(dir, "broken.onnx")
-		os.WriteFile(targetPath, bad, 0o644)
+		targetPath, _ = writeTemp(dir, "broken.onnx", bad)
 	}
 	m.ID = name
-	ref, err := computeReference(m, ResolvedModel{Path: refPath})
+	r, done, err := OpenRun(m, refPath, targetPath, Target{ID: "cpu", Provider: CPUProvider, Tolerance: Tolerance{RTol: 1e-4, ATol: 1e-5}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenSession(targetPath, Target{ID: "cpu", Provider: CPUProvider}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	got, err := s.Run(ref.Inputs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tol := Tolerance{RTol: 1e-4, ATol: 1e-5}
-	if m.Tolerance != nil {
-		tol = *m.Tolerance
-	}
-	return &Run{Model: m, Target: Target{ID: "cpu", Provider: CPUProvider}, Session: s, Reference: ref, Got: got, Tolerance: tol}
+	t.Cleanup(done)
+	return r
 }
 
 // padded is an attention mask whose rows end in padding.

@@ -37,6 +37,9 @@ type FamilyTemplate struct {
 	// ByOutput adds invariants for models that declare an output role in
 	// models.yaml (outputs.state, outputs.ranking, ...).
 	ByOutput []Conditional
+	// ByTask adds invariants for models of one task (speech recognition decodes
+	// tokens frame by frame, so its argmax must agree).
+	ByTask map[string][]string
 	// Requires are the output roles every model of the family must declare, since
 	// the family's defining check reads them.
 	Requires []string
@@ -74,7 +77,8 @@ var Families = []FamilyTemplate{
 	{Family: "vision", Invariants: []string{"OutputsAgree", "TopKAgrees"}},
 	{Family: "vision-text", Invariants: []string{"OutputsAgree"}, Requires: []string{RoleRanking}},
 	{Family: "audio", Invariants: []string{"OutputsAgree"},
-		ByOutput: []Conditional{{Role: RoleState, Invariants: []string{"StreamingStateAgrees"}}}},
+		ByOutput: []Conditional{{Role: RoleState, Invariants: []string{"StreamingStateAgrees"}}},
+		ByTask:   map[string][]string{"automatic-speech-recognition": {"ArgmaxAgrees"}}},
 	{Family: "multimodal", Invariants: []string{"OutputsAgree", "ArgmaxAgrees", "Causality"}},
 	{Family: "diffusion", Invariants: []string{"OutputsAgree", "SameInputsSameOutputs"}},
 	{Family: "mixture-of-experts", Invariants: []string{"OutputsAgree", "ArgmaxAgrees"}, Requires: []string{RoleRouter}},
@@ -123,6 +127,11 @@ func (f FamilyTemplate) Check(m catalog.Model) error {
 // InvariantsFor is the ordered list of invariants a model is checked with, each once.
 func (f FamilyTemplate) InvariantsFor(m catalog.Model) []string {
 	out := append([]string(nil), f.Invariants...)
+	for _, inv := range f.ByTask[m.Task] {
+		if !slices.Contains(out, inv) {
+			out = append(out, inv)
+		}
+	}
 	for _, c := range append(append([]Conditional(nil), commonByOutput...), f.ByOutput...) {
 		if !declared(m, c.Role) {
 			continue

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hwtest/hwtest/matrix"
 )
 
 const testHardware = `targets:
@@ -112,4 +115,63 @@ func TestRepositoryIsUpToDate(t *testing.T) {
 	if code != ExitOK {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
+}
+
+// TestRunEndToEnd builds the audio suite and runs one real model through hwtest run:
+// the CPU cell passes with measurements, an absent accelerator is unavailable with
+// the probe's reason, and a broken ONNX Runtime library makes cells errors that say
+// so instead of losing them.
+func TestRunEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a suite")
+	}
+	if _, err := os.Stat("../../.hwtest/lib/libonnxruntime.so.1"); err != nil {
+		t.Skip("run `make setup` first: ", err)
+	}
+	reports := t.TempDir()
+	code, stdout, stderr := hwtest("run", "--root", "../..", "--no-generate", "--reports", reports,
+		"--model", "silero-vad-v5", "--target", "cpu", "--target", "qnn")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	m := readMatrix(t, filepath.Join(reports, "latest", "matrix.json"))
+	cpu, qnn := m["silero-vad-v5/cpu"], m["silero-vad-v5/qnn"]
+	if cpu.Status != "pass" || cpu.Metrics == nil || cpu.Metrics.P50MS <= 0 || cpu.Metrics.PeakRSSBytes <= 0 || cpu.Metrics.LoadMS <= 0 {
+		t.Errorf("cpu cell: %+v", cpu)
+	}
+	if qnn.Status != "unavailable" || !strings.Contains(qnn.Reason, "QNN execution provider is not supported in this build") {
+		t.Errorf("qnn cell: %+v", qnn)
+	}
+	if _, ok := m["silero-vad-v5/cuda"]; ok {
+		t.Errorf("cuda ran though --target did not ask for it")
+	}
+
+	notALib := filepath.Join(t.TempDir(), "libonnxruntime.so.1")
+	write(t, notALib, "not a library\n")
+	t.Setenv("ONNXRUNTIME_LIB", notALib)
+	code, stdout, stderr = hwtest("run", "--root", "../..", "--no-generate", "--reports", reports, "--model", "silero-vad-v5", "--target", "cpu")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	cpu = readMatrix(t, filepath.Join(reports, "latest", "matrix.json"))["silero-vad-v5/cpu"]
+	if cpu.Status != "error" || !strings.Contains(cpu.Reason, "is not a shared library") || !strings.Contains(cpu.Reason, "make setup") {
+		t.Errorf("cpu cell with a broken library: %+v", cpu)
+	}
+}
+
+func readMatrix(t *testing.T, path string) map[string]matrix.Cell {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m matrix.Matrix
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	cells := map[string]matrix.Cell{}
+	for _, c := range m.Cells {
+		cells[c.Model+"/"+c.Target] = c
+	}
+	return cells
 }

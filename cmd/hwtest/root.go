@@ -90,6 +90,12 @@ func (g *Globals) resolveRoot() error {
 			}
 		}
 	}
+	// Absolute, since suites run in their package folders and builds in the root.
+	root, err := filepath.Abs(g.Root)
+	if err != nil {
+		return err
+	}
+	g.Root = root
 	if g.Models == "" {
 		g.Models = filepath.Join(g.Root, "models.yaml")
 	}

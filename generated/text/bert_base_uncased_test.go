@@ -13,11 +13,11 @@ var _ = Describe("bert-base-uncased", Label("model:bert-base-uncased", "family:t
 		ID:           "bert-base-uncased",
 		Family:       "text",
 		Architecture: "encoder",
-		Source:       "hf:google-bert/bert-base-uncased/onnx/model.onnx@86b5e0934494bd15c9632b12f734a8a67f723594",
+		Source:       "hf:Xenova/bert-base-uncased/onnx/model.onnx@main",
 		Fixture:      "zoo:tiny-bert",
 		Inputs: map[string]runtime.Input{
-			"attention_mask": {Dims: []int64{2, 16}, Value: []float64{1.0}},
-			"input_ids":      {Dims: []int64{2, 16}, Range: []float64{1.0, 1000.0}},
+			"attention_mask": {Value: []float64{1.0}},
+			"input_ids":      {Dims: []int64{2, 8}, Range: []float64{1.0, 1000.0}},
 		},
 		Outputs: runtime.Outputs{Primary: "last_hidden_state"},
 	}

@@ -1,0 +1,90 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hwtest/hwtest/catalog"
+)
+
+// Invariants indexes every invariant by its Go identifier, the name family templates
+// use, so a template naming one that does not exist is caught by a test, not by a
+// generated suite that fails to compile.
+var Invariants = map[string]Invariant{
+	"OutputsAgree":             OutputsAgree,
+	"ProbabilitiesInUnitRange": ProbabilitiesInUnitRange,
+	"StreamingStateAgrees":     StreamingStateAgrees,
+	"HiddenStateShape":         HiddenStateShape,
+	"PooledEmbeddingCosine":    PooledEmbeddingCosine,
+	"PaddingIgnored":           PaddingIgnored,
+	"ArgmaxAgrees":             ArgmaxAgrees,
+	"Causality":                Causality,
+	"TopKAgrees":               TopKAgrees,
+	"DistributionSumsToOne":    DistributionSumsToOne,
+	"RankingAgrees":            RankingAgrees,
+	"RouterTopKAgrees":         RouterTopKAgrees,
+	"SameInputsSameOutputs":    SameInputsSameOutputs,
+	"ChunkedScanEqualsWhole":   ChunkedScanEqualsWhole,
+}
+
+// FromCatalog is the runtime view of a catalog model (what generated code spells
+// out as a literal).
+func FromCatalog(m catalog.Model) Model {
+	out := Model{
+		ID: m.ID, Family: m.Family, Architecture: m.Architecture,
+		Source: m.Source, SHA256: m.SHA256, Fixture: m.Fixture,
+		Outputs: Outputs{
+			Primary: m.Outputs.Primary, State: m.Outputs.State, StateIn: m.Outputs.StateIn,
+			Probabilities: m.Outputs.Probabilities, Distribution: m.Outputs.Distribution,
+			Ranking: m.Outputs.Ranking, Router: m.Outputs.Router, RouterTopK: m.Outputs.RouterTopK,
+		},
+	}
+	if len(m.Inputs) > 0 {
+		out.Inputs = map[string]Input{}
+		for name, in := range m.Inputs {
+			out.Inputs[name] = Input{Dims: in.Dims, Value: in.Value, Range: in.Range}
+		}
+	}
+	if m.Tolerance != nil {
+		out.Tolerance = &Tolerance{RTol: m.Tolerance.RTol, ATol: m.Tolerance.ATol}
+	}
+	return out
+}
+
+// OpenRun computes the CPU reference of the model at refPath and runs the model at
+// targetPath on target t with the same inputs: a Run ready for invariants. Tests
+// pass a deliberately broken model as targetPath to see each family's checks fail.
+func OpenRun(m Model, refPath, targetPath string, t Target) (*Run, func(), error) {
+	if _, err := Init(); err != nil {
+		return nil, nil, err
+	}
+	sum, err := fileSHA256(refPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	ref, err := computeReference(m, ResolvedModel{Path: refPath, SHA256: sum})
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := OpenSession(targetPath, t, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	got, err := s.Run(ref.Inputs)
+	if err != nil {
+		s.Close()
+		return nil, nil, fmt.Errorf("%s on %s: %w", filepath.Base(targetPath), t.ID, err)
+	}
+	tol := t.Tolerance
+	if m.Tolerance != nil {
+		tol = *m.Tolerance
+	}
+	return &Run{Model: m, Target: t, Session: s, Reference: ref, Got: got, Tolerance: tol}, func() { s.Close() }, nil
+}
+
+// writeTemp is a helper for tests that build models in memory.
+func writeTemp(dir, name string, data []byte) (string, error) {
+	p := filepath.Join(dir, name)
+	return p, os.WriteFile(p, data, 0o644)
+}
