@@ -92,3 +92,20 @@ var Runners = []string{"native", "browser"}
 
 // Precisions a target can run at; each has its own tolerance.
 var Precisions = []string{"fp32", "fp16", "int8"}
+
+// TierFor is the size tier of a model with this many parameters (weights): tiny
+// below 50M, small below 200M, base below 1B, large below 20B, xl from 20B. The
+// tier follows the count, not the model's name: BERT-base (110M) is small.
+func TierFor(params int64) string {
+	switch {
+	case params < 50e6:
+		return "tiny"
+	case params < 200e6:
+		return "small"
+	case params < 1e9:
+		return "base"
+	case params < 20e9:
+		return "large"
+	}
+	return "xl"
+}

@@ -96,6 +96,9 @@ func (m Matrix) Markdown() []byte {
 			p(" (%s)", fam)
 		}
 		p("\n\n")
+		if sz := m.size(model); sz != nil {
+			p("Weights: %s parameters, %s MiB (tier %s); estimated peak memory %s MiB.\n\n", runtime.HumanCount(sz.Params), mib(sz.WeightBytes), sz.Tier, mib(sz.EstimateBytes))
+		}
 		if fx := m.fixture(model); fx != "" {
 			p("> **⚠ fixture: %s.** A stand-in model ran here instead of %s: its outputs test the pipeline, but its latency and memory say nothing about the real model.\n\n", fx, model)
 		}
@@ -166,6 +169,16 @@ func (m Matrix) fixture(model string) string {
 	}
 	slices.Sort(fx)
 	return strings.Join(fx, ", ")
+}
+
+// size is the model file's size as its cells read it.
+func (m Matrix) size(model string) *runtime.ModelSize {
+	for _, c := range m.Cells {
+		if c.Model == model && c.Size != nil {
+			return c.Size
+		}
+	}
+	return nil
 }
 
 func (m Matrix) family(model string) string {

@@ -49,6 +49,7 @@ type Cell struct {
 	Checks     []CheckResult       `json:"checks"`
 	Metrics    *runtime.Metrics    `json:"metrics,omitempty"`
 	Worst      *runtime.Deviation  `json:"worst,omitempty"`
+	Size       *runtime.ModelSize  `json:"size,omitempty"`
 	Provenance *runtime.Provenance `json:"provenance,omitempty"`
 }
 
@@ -253,6 +254,9 @@ func (a *acc) add(e runtime.CellReport) {
 	}
 	if c.Fallback == "" {
 		c.Fallback = e.Fallback
+	}
+	if e.Size != nil && c.Size == nil {
+		c.Size = e.Size
 	}
 	if e.Metrics != nil && c.Metrics == nil {
 		c.Metrics = e.Metrics

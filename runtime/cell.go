@@ -17,6 +17,7 @@ type Cell struct {
 	Target Target
 
 	model   ResolvedModel
+	size    *ModelSize
 	session *Session
 	run     *Run
 	load    time.Duration
@@ -54,6 +55,9 @@ func (c *Cell) Open() {
 		c.fail("open", err)
 	}
 	c.model = rm
+	if c.size, err = SizeOf(rm.Path); err != nil {
+		c.fail("open", err)
+	}
 	ref, err := CPUReference(c.Model, rm)
 	if err != nil {
 		c.fail("open", err)
@@ -179,7 +183,7 @@ func (c *Cell) record(check string, status Status, reason string, extra func(*Ce
 	r := CellReport{
 		Model: c.Model.ID, Family: c.Model.Family, Target: c.Target.ID,
 		Check: check, Status: status, Reason: reason, Fixture: c.model.Fixture,
-		Provenance: c.provenance(),
+		Size: c.size, Provenance: c.provenance(),
 	}
 	if extra != nil {
 		extra(&r)

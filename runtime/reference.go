@@ -23,6 +23,11 @@ func Resolve(m Model) (ResolvedModel, error) {
 	if err != nil {
 		return ResolvedModel{}, err
 	}
+	return ResolveIn(root, m)
+}
+
+// ResolveIn is Resolve under a given repository root.
+func ResolveIn(root string, m Model) (ResolvedModel, error) {
 	src, err := sources.Parse(m.Source)
 	if err != nil {
 		return ResolvedModel{}, fmt.Errorf("model %q: %w", m.ID, err)
@@ -93,7 +98,18 @@ func computeReference(m Model, rm ResolvedModel) (*Reference, error) {
 		return nil, fmt.Errorf("model %q: %s is not a loadable ONNX model: %w", m.ID, rm.Path, err)
 	}
 	defer s.Close()
-	inputs, err := SynthesizeInputs(m.ID, s.Inputs(), m.Inputs)
+	overrides := m.Inputs
+	if rm.Fixture != "" {
+		// The catalog's overrides describe the real export; its tiny stand-in may
+		// lack some of its inputs (BERT's token_type_ids).
+		overrides = map[string]Input{}
+		for _, in := range s.Inputs() {
+			if ov, ok := m.Inputs[in.Name]; ok {
+				overrides[in.Name] = ov
+			}
+		}
+	}
+	inputs, err := SynthesizeInputs(m.ID, s.Inputs(), overrides)
 	if err != nil {
 		return nil, err
 	}

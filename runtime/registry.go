@@ -55,6 +55,7 @@ func FromCatalog(m catalog.Model) Model {
 // OpenRun computes the CPU reference of the model at refPath and runs the model at
 // targetPath on target t with the same inputs: a Run ready for invariants. Tests
 // pass a deliberately broken model as targetPath to see each family's checks fail.
+// A model with a fixture is taken to be running it.
 func OpenRun(m Model, refPath, targetPath string, t Target) (*Run, func(), error) {
 	if _, err := Init(); err != nil {
 		return nil, nil, err
@@ -63,7 +64,11 @@ func OpenRun(m Model, refPath, targetPath string, t Target) (*Run, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	ref, err := computeReference(m, ResolvedModel{Path: refPath, SHA256: sum})
+	rm := ResolvedModel{Path: refPath, SHA256: sum}
+	if m.Fixture != "" {
+		rm.Fixture = "tiny-random"
+	}
+	ref, err := computeReference(m, rm)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -37,7 +37,20 @@ type CellReport struct {
 	// Set when the run happened on another target than the one asked for.
 	Fallback string `json:"fallback,omitempty"` // "from → to"
 
+	// The model file that ran, read at open: how big it is.
+	Size *ModelSize `json:"size,omitempty"`
+
 	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// ModelSize is what a model's weights say about its size, read from the file.
+type ModelSize struct {
+	Params      int64  `json:"params"`       // floating-point weights
+	WeightBytes int64  `json:"weight_bytes"` // initializer bytes: the least memory the weights need
+	Tier        string `json:"tier"`         // catalog.TierFor(Params)
+	// EstimateBytes is a rough peak-memory estimate: the weights, plus the same again
+	// for ONNX Runtime's pre-packed and optimised copies, plus its own footprint.
+	EstimateBytes int64 `json:"estimate_bytes"`
 }
 
 // Metrics follows the measurement definitions in DESIGN.md.

@@ -68,7 +68,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src catalog.Source, wantSHA256 stri
 			return "", fmt.Errorf("%s: sha256 %s, the catalog pins %s: refusing to install it", src, got, wantSHA256)
 		}
 	}
-	return dst, writeAtomic(dst, data)
+	return dst, WriteAtomic(dst, data)
 }
 
 // npmFile runs `npm pack PKG@VER` (no install scripts run; the registry is the only
@@ -129,9 +129,9 @@ func TarGzFile(path, name string) ([]byte, error) {
 	}
 }
 
-// writeAtomic replaces dst with data unless it already holds exactly that, so a
+// WriteAtomic replaces dst with data unless it already holds exactly that, so a
 // rebuilt zoo model that did not change keeps its timestamp.
-func writeAtomic(dst string, data []byte) error {
+func WriteAtomic(dst string, data []byte) error {
 	if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
 		return nil
 	}

@@ -732,7 +732,7 @@ func linkBlob(blob, pointer string) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(pointer, data)
+	return WriteAtomic(pointer, data)
 }
 
 var tmpSeq atomic.Uint64

@@ -6,6 +6,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hwtest/hwtest/runtime"
 )
 
 // ModelsOptions is what `hwtest models` acts on.
@@ -17,8 +19,11 @@ func newModelsCmd(g *Globals, runF func(*ModelsOptions) error) *cobra.Command {
 	opts := &ModelsOptions{Globals: g}
 	return &cobra.Command{
 		Use:   "models",
-		Short: "List the models in models.yaml",
-		Args:  cobra.NoArgs,
+		Short: "List the models in models.yaml with the size of the file that runs",
+		Long: "For each model: family, task, declared tier, and, read from the file that would\n" +
+			"run here (the real export, else its tiny-random fixture): parameters, weight\n" +
+			"size, the tier those parameters put it in, and a peak-memory estimate.",
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -34,16 +39,30 @@ func modelsRun(opts *ModelsOptions) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(opts.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tFAMILY\tTASK\tTIER\tSOURCE\tFIXTURE\tTAGS")
+	fmt.Fprintln(tw, "ID\tFAMILY\tTASK\tTIER\tRUNS\tPARAMS\tWEIGHTS\tSIZE TIER\tEST. MEMORY\tTAGS")
 	for _, m := range c.Models {
 		family := m.Family
 		if m.Architecture != "" {
 			family += "/" + m.Architecture
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, family, m.Task, dash(m.Tier), m.Source, dash(m.Fixture), dash(strings.Join(m.Tags, ",")))
+		runs, params, weights, tier, estimate := "not fetched (make setup)", "-", "-", "-", "-"
+		if rm, err := runtime.ResolveIn(opts.Root, runtime.FromCatalog(m)); err == nil {
+			runs = "real"
+			if rm.Fixture != "" {
+				runs = "fixture: " + rm.Fixture
+			}
+			if sz, err := runtime.SizeOf(rm.Path); err == nil {
+				params, weights, tier, estimate = runtime.HumanCount(sz.Params), mibText(sz.WeightBytes), sz.Tier, mibText(sz.EstimateBytes)
+			} else {
+				runs = "unreadable: " + err.Error()
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, family, m.Task, dash(m.Tier), runs, params, weights, tier, estimate, dash(strings.Join(m.Tags, ",")))
 	}
 	return tw.Flush()
 }
+
+func mibText(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 func dash(s string) string {
 	if s == "" {

@@ -69,7 +69,7 @@ func newRootCmd(g *Globals) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&g.Models, "models", "", "models catalog (default ROOT/models.yaml)")
 	cmd.PersistentFlags().StringVar(&g.Hardware, "hardware", "", "hardware catalog (default ROOT/hardware.yaml)")
 	cmd.AddCommand(newGenerateCmd(g, nil), newVerifyCmd(g, nil), newRunCmd(g, nil),
-		newFetchCmd(g, nil), newModelsCmd(g, nil))
+		newFetchCmd(g, nil), newModelsCmd(g, nil), newZooCmd(g))
 	return cmd
 }
 

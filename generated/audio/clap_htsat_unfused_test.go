@@ -12,7 +12,7 @@ var _ = Describe("clap-htsat-unfused", Label("model:clap-htsat-unfused", "family
 	model := runtime.Model{
 		ID:      "clap-htsat-unfused",
 		Family:  "audio",
-		Source:  "hf:Xenova/clap-htsat-unfused/onnx/model.onnx@main",
+		Source:  "hf:Xenova/clap-htsat-unfused/onnx/model.onnx@63f34b650ff83163b5e7f5c968211c36e3f6d0ee",
 		Fixture: "zoo:tiny-clap",
 		Inputs: map[string]runtime.Input{
 			"attention_mask": {Value: []float64{1.0}},

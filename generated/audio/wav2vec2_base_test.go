@@ -12,7 +12,7 @@ var _ = Describe("wav2vec2-base", Label("model:wav2vec2-base", "family:audio"), 
 	model := runtime.Model{
 		ID:      "wav2vec2-base",
 		Family:  "audio",
-		Source:  "hf:Xenova/wav2vec2-base-960h/onnx/model.onnx@main",
+		Source:  "hf:Xenova/wav2vec2-base-960h/onnx/model.onnx@27103ebebfbf7fed1bf66d53fd574fc3bc2a4300",
 		Fixture: "zoo:tiny-wav2vec2",
 		Inputs:  map[string]runtime.Input{"input_values": {Dims: []int64{1, 400}, Range: []float64{-1.0, 1.0}}},
 		Outputs: runtime.Outputs{Primary: "logits"},

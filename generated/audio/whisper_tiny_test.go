@@ -12,7 +12,7 @@ var _ = Describe("whisper-tiny", Label("model:whisper-tiny", "family:audio"), fu
 	model := runtime.Model{
 		ID:      "whisper-tiny",
 		Family:  "audio",
-		Source:  "hf:onnx-community/whisper-tiny/onnx/decoder_model_merged.onnx@main",
+		Source:  "hf:onnx-community/whisper-tiny/onnx/decoder_model_merged.onnx@ff4177021cc41f7db950912b73ea4fdf7d01d8e7",
 		Fixture: "zoo:tiny-whisper",
 		Inputs: map[string]runtime.Input{
 			"decoder_input_ids": {Dims: []int64{1, 4}, Range: []float64{1.0, 1000.0}},

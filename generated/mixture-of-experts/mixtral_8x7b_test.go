@@ -12,7 +12,7 @@ var _ = Describe("mixtral-8x7b", Label("model:mixtral-8x7b", "family:mixture-of-
 	model := runtime.Model{
 		ID:      "mixtral-8x7b",
 		Family:  "mixture-of-experts",
-		Source:  "hf:onnx-community/Mixtral-8x7B-Instruct-v0.1/onnx/model.onnx@main",
+		Source:  "hf:mistralai/Mixtral-8x7B-Instruct-v0.1/onnx/model.onnx@main",
 		Fixture: "zoo:tiny-mixtral",
 		Inputs:  map[string]runtime.Input{"input_ids": {Dims: []int64{2, 8}, Range: []float64{1.0, 1000.0}}},
 		Outputs: runtime.Outputs{Primary: "logits", Router: "router_logits", RouterTopK: 2},

@@ -13,11 +13,13 @@ var _ = Describe("bert-base-uncased", Label("model:bert-base-uncased", "family:t
 		ID:           "bert-base-uncased",
 		Family:       "text",
 		Architecture: "encoder",
-		Source:       "hf:Xenova/bert-base-uncased/onnx/model.onnx@main",
+		Source:       "hf:google-bert/bert-base-uncased/model.onnx@86b5e0934494bd15c9632b12f734a8a67f723594",
+		SHA256:       "44d7a2896d341c51fb1eba89aea3a590e6af0ce33e25481136f7eeecb62e5f7f",
 		Fixture:      "zoo:tiny-bert",
 		Inputs: map[string]runtime.Input{
 			"attention_mask": {Value: []float64{1.0}},
 			"input_ids":      {Dims: []int64{2, 8}, Range: []float64{1.0, 1000.0}},
+			"token_type_ids": {Value: []float64{0.0}},
 		},
 		Outputs: runtime.Outputs{Primary: "last_hidden_state"},
 	}

@@ -13,7 +13,7 @@ var _ = Describe("opt-125m", Label("model:opt-125m", "family:text"), func() {
 		ID:           "opt-125m",
 		Family:       "text",
 		Architecture: "decoder",
-		Source:       "hf:Xenova/opt-125m/onnx/decoder_model.onnx@main",
+		Source:       "hf:Xenova/opt-125m/onnx/decoder_model_merged.onnx@cd365b83c5fb2af141e5fb369489830b6f3d974a",
 		Fixture:      "zoo:tiny-opt",
 		Inputs: map[string]runtime.Input{
 			"attention_mask": {Value: []float64{1.0}},

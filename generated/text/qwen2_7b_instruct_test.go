@@ -13,7 +13,7 @@ var _ = Describe("qwen2-7b-instruct", Label("model:qwen2-7b-instruct", "family:t
 		ID:           "qwen2-7b-instruct",
 		Family:       "text",
 		Architecture: "decoder",
-		Source:       "hf:onnx-community/Qwen2-7B-Instruct/onnx/model.onnx@main",
+		Source:       "hf:Qwen/Qwen2-7B-Instruct/onnx/model.onnx@main",
 		Fixture:      "zoo:tiny-qwen2",
 		Inputs: map[string]runtime.Input{
 			"attention_mask": {Value: []float64{1.0}},

@@ -13,7 +13,7 @@ var _ = Describe("t5-small", Label("model:t5-small", "family:text"), func() {
 		ID:           "t5-small",
 		Family:       "text",
 		Architecture: "encoder-decoder",
-		Source:       "hf:Xenova/t5-small/onnx/decoder_model_merged.onnx@main",
+		Source:       "hf:Xenova/t5-small/onnx/decoder_model_merged.onnx@2ebf430a97c500cb743cb70db3966145b37d858a",
 		Fixture:      "zoo:tiny-t5",
 		Inputs: map[string]runtime.Input{
 			"attention_mask":    {Value: []float64{1.0}},

@@ -12,7 +12,7 @@ var _ = Describe("clip-vit-base-patch32", Label("model:clip-vit-base-patch32", "
 	model := runtime.Model{
 		ID:      "clip-vit-base-patch32",
 		Family:  "vision-text",
-		Source:  "hf:Xenova/clip-vit-base-patch32/onnx/model.onnx@main",
+		Source:  "hf:Xenova/clip-vit-base-patch32/onnx/model.onnx@4c1807b705b1d015fb032789cc4d221b23025a6f",
 		Fixture: "zoo:tiny-clip",
 		Inputs: map[string]runtime.Input{
 			"attention_mask": {Value: []float64{1.0}},

@@ -12,7 +12,7 @@ var _ = Describe("xclip-base-patch32", Label("model:xclip-base-patch32", "family
 	model := runtime.Model{
 		ID:      "xclip-base-patch32",
 		Family:  "vision-text",
-		Source:  "hf:Xenova/xclip-base-patch32/onnx/model.onnx@main",
+		Source:  "hf:microsoft/xclip-base-patch32/onnx/model.onnx@main",
 		Fixture: "zoo:tiny-xclip",
 		Inputs: map[string]runtime.Input{
 			"attention_mask": {Value: []float64{1.0}},

@@ -12,7 +12,7 @@ var _ = Describe("detr-resnet-50", Label("model:detr-resnet-50", "family:vision"
 	model := runtime.Model{
 		ID:      "detr-resnet-50",
 		Family:  "vision",
-		Source:  "hf:Xenova/detr-resnet-50/onnx/model.onnx@main",
+		Source:  "hf:Xenova/detr-resnet-50/onnx/model.onnx@6df3655a7970fff36fd39406ee547668d5c30ac7",
 		Fixture: "zoo:tiny-detr",
 		Inputs:  map[string]runtime.Input{"pixel_values": {Dims: []int64{1, 3, 32, 32}, Range: []float64{-1.0, 1.0}}},
 		Outputs: runtime.Outputs{Primary: "pred_logits", Distribution: "probabilities"},

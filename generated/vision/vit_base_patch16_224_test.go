@@ -12,7 +12,7 @@ var _ = Describe("vit-base-patch16-224", Label("model:vit-base-patch16-224", "fa
 	model := runtime.Model{
 		ID:      "vit-base-patch16-224",
 		Family:  "vision",
-		Source:  "hf:Xenova/vit-base-patch16-224/onnx/model.onnx@main",
+		Source:  "hf:Xenova/vit-base-patch16-224/onnx/model.onnx@0b95e65ff5e5091998928f9ff326fc80a6651af1",
 		Fixture: "zoo:tiny-vit",
 		Inputs:  map[string]runtime.Input{"pixel_values": {Dims: []int64{2, 3, 32, 32}, Range: []float64{-1.0, 1.0}}},
 		Outputs: runtime.Outputs{Primary: "logits", Distribution: "probabilities"},

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/sources"
+	"github.com/hwtest/hwtest/zoo"
+)
+
+// ZooOptions is what `hwtest zoo` acts on.
+type ZooOptions struct {
+	*Globals
+	Dir     string
+	Perturb bool
+}
+
+func newZooCmd(g *Globals) *cobra.Command {
+	opts := &ZooOptions{Globals: g}
+	cmd := &cobra.Command{
+		Use:   "zoo",
+		Short: "The tiny random-weight models hwtest builds itself",
+		Long: "Hugging Face tests its code on tiny random-weight models of each architecture;\n" +
+			"hwtest does the same, built in Go with deterministic weights, so every pipeline\n" +
+			"family has real models here. They stand in (as fixture: tiny-random) for exports\n" +
+			"that cannot be downloaded.",
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the zoo models",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			tw := tabwriter.NewWriter(opts.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tFAMILY\tARCHITECTURE\tPARAMS\tDESCRIPTION")
+			for _, name := range zoo.Names() {
+				_, info, err := zoo.Build(name)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, info.Family, info.Architecture, runtime.HumanCount(info.Params), info.Description)
+			}
+			return tw.Flush()
+		},
+	}
+	build := &cobra.Command{
+		Use:   "build [NAME...]",
+		Short: "Build zoo models into .hwtest/models/zoo (or --dir); all when no name is given",
+		RunE: func(_ *cobra.Command, names []string) error {
+			return zooBuild(opts, names)
+		},
+	}
+	build.Flags().StringVar(&opts.Dir, "dir", "", "output folder (default ROOT/.hwtest/models/zoo)")
+	build.Flags().BoolVar(&opts.Perturb, "broken", false, "build the deliberately broken variants (NAME.broken.onnx) the family checks must catch")
+	cmd.AddCommand(list, build)
+	return cmd
+}
+
+func zooBuild(opts *ZooOptions, names []string) error {
+	if opts.Dir == "" {
+		if err := opts.resolveRoot(); err != nil {
+			return err
+		}
+		opts.Dir = filepath.Join(opts.Root, sources.ModelsDir, "zoo")
+	}
+	if len(names) == 0 {
+		names = zoo.Names()
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return err
+	}
+	for _, name := range names {
+		b, info, err := zoo.BuildWith(name, zoo.Options{Perturb: opts.Perturb})
+		if err != nil {
+			return err
+		}
+		file := name + ".onnx"
+		if opts.Perturb {
+			file = name + ".broken.onnx"
+		}
+		path := filepath.Join(opts.Dir, file)
+		if err := sources.WriteAtomic(path, b); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.Stdout, "%s  %s params  %s\n", relToWD(path), runtime.HumanCount(info.Params), info.Architecture)
+	}
+	return nil
+}
