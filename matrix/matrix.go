@@ -50,6 +50,7 @@ type Cell struct {
 	Metrics    *runtime.Metrics    `json:"metrics,omitempty"`
 	Worst      *runtime.Deviation  `json:"worst,omitempty"`
 	Size       *runtime.ModelSize  `json:"size,omitempty"`
+	Placement  *runtime.Placement  `json:"placement,omitempty"`
 	Provenance *runtime.Provenance `json:"provenance,omitempty"`
 }
 
@@ -254,6 +255,9 @@ func (a *acc) add(e runtime.CellReport) {
 	}
 	if c.Fallback == "" {
 		c.Fallback = e.Fallback
+	}
+	if e.Placement != nil && c.Placement == nil {
+		c.Placement = e.Placement
 	}
 	if e.Size != nil && c.Size == nil {
 		c.Size = e.Size

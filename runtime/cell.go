@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -18,6 +19,9 @@ type Cell struct {
 
 	model   ResolvedModel
 	size    *ModelSize
+	// placement is set when the target's EP could not take the whole model and the
+	// cell ran with CPU fallback: where the nodes went.
+	placement *Placement
 	session *Session
 	run     *Run
 	load    time.Duration
@@ -69,6 +73,19 @@ func (c *Cell) Open() {
 	start := time.Now()
 	s, err := OpenSession(rm.Path, c.Target, true)
 	c.load = time.Since(start)
+	if FallbackDisabled(err) {
+		// The EP is here but cannot take every node: run with CPU fallback, and say
+		// how much of the model the EP took.
+		pl, perr := ProfilePlacement(rm.Path, c.Target, ref.Inputs)
+		if perr != nil {
+			c.fail("open", fmt.Errorf("%v; with CPU fallback allowed: %w", err, perr))
+		}
+		c.placement = &pl
+		_ = ResetPeakRSS()
+		start = time.Now()
+		s, err = OpenSession(rm.Path, c.Target, false)
+		c.load = time.Since(start)
+	}
 	if err != nil {
 		c.fail("open", fmt.Errorf("creating a %s session: %w", c.Target.Provider, err))
 	}
@@ -151,15 +168,28 @@ func (c *Cell) mustBeOpen() {
 	}
 }
 
-// passStatus: a cell that passes is a pass, unless hardware.yaml declared the
-// family incompatible with this target: then the pass is flagged in the reason.
-func (c *Cell) passStatus() Status { return StatusPass }
-
-func (c *Cell) passReason() string {
-	if c.Target.ExpectFail != "" {
-		return "unexpected pass: hardware.yaml declares this family incompatible with " + c.Target.ID + ": " + c.Target.ExpectFail
+// passStatus: a cell whose checks hold is a pass, or partial when some nodes ran on
+// the CPU.
+func (c *Cell) passStatus() Status {
+	if c.placement != nil {
+		if nodes, _ := c.placement.Share(c.Target.Provider); nodes < 100 {
+			return StatusPartial
+		}
 	}
-	return ""
+	return StatusPass
+}
+
+// passReason says how much ran on the EP for a partial cell, and flags a pass that
+// hardware.yaml declared incompatible.
+func (c *Cell) passReason() string {
+	var why []string
+	if c.passStatus() == StatusPartial {
+		why = append(why, c.placement.Summary(c.Target.Provider))
+	}
+	if c.Target.ExpectFail != "" {
+		why = append(why, "unexpected pass: hardware.yaml declares this family incompatible with "+c.Target.ID+": "+c.Target.ExpectFail)
+	}
+	return strings.Join(why, "; ")
 }
 
 func (c *Cell) fail(check string, err error) {
@@ -183,7 +213,7 @@ func (c *Cell) record(check string, status Status, reason string, extra func(*Ce
 	r := CellReport{
 		Model: c.Model.ID, Family: c.Model.Family, Target: c.Target.ID,
 		Check: check, Status: status, Reason: reason, Fixture: c.model.Fixture,
-		Size: c.size, Provenance: c.provenance(),
+		Size: c.size, Placement: c.placement, Provenance: c.provenance(),
 	}
 	if extra != nil {
 		extra(&r)

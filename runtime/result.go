@@ -37,6 +37,9 @@ type CellReport struct {
 	// Set when the run happened on another target than the one asked for.
 	Fallback string `json:"fallback,omitempty"` // "from → to"
 
+	// Where the nodes ran, when the target's EP could not take the whole model.
+	Placement *Placement `json:"placement,omitempty"`
+
 	// The model file that ran, read at open: how big it is.
 	Size *ModelSize `json:"size,omitempty"`
 

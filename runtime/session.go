@@ -129,6 +129,12 @@ func ProviderLibraryHint(libPath string, t Target) string {
 
 // OpenSession creates a session of the model file on the target.
 func OpenSession(path string, t Target, strict bool) (*Session, error) {
+	return openSession(path, t, strict, "")
+}
+
+// openSession optionally profiles the session: ONNX Runtime writes
+// <profilePrefix>_<time>.json when the session is destroyed.
+func openSession(path string, t Target, strict bool, profilePrefix string) (*Session, error) {
 	inputs, outputs, err := ort.GetInputOutputInfo(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
@@ -138,6 +144,11 @@ func OpenSession(path string, t Target, strict bool) (*Session, error) {
 		return nil, err
 	}
 	defer opts.Destroy()
+	if profilePrefix != "" {
+		if err := opts.EnableProfiling(profilePrefix); err != nil {
+			return nil, err
+		}
+	}
 	names := func(infos []ort.InputOutputInfo) []string {
 		out := make([]string, len(infos))
 		for i, info := range infos {
