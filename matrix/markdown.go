@@ -236,6 +236,9 @@ func reasonText(c Cell) string {
 	if c.Worst != nil && !strings.Contains(r, c.Worst.String()) {
 		r += " (worst: " + c.Worst.String() + ")"
 	}
+	if c.FallsBackTo != "" {
+		r += " — fallback: " + c.FallsBackTo + " (see that column; not a result for " + c.Target + ")"
+	}
 	return truncate(r, maxReason)
 }
 

@@ -39,19 +39,24 @@ type CheckResult struct {
 
 // Cell is the merged result of one (model, target).
 type Cell struct {
-	Model      string              `json:"model"`
-	Family     string              `json:"family,omitempty"`
-	Target     string              `json:"target"`
-	Status     Status              `json:"status"`
-	Reason     string              `json:"reason,omitempty"` // the reason of the check that set Status
-	Fixture    string              `json:"fixture,omitempty"`
-	Fallback   string              `json:"fallback,omitempty"`
-	Checks     []CheckResult       `json:"checks"`
-	Metrics    *runtime.Metrics    `json:"metrics,omitempty"`
-	Worst      *runtime.Deviation  `json:"worst,omitempty"`
-	Size       *runtime.ModelSize  `json:"size,omitempty"`
-	Placement  *runtime.Placement  `json:"placement,omitempty"`
-	Provenance *runtime.Provenance `json:"provenance,omitempty"`
+	Model    string `json:"model"`
+	Family   string `json:"family,omitempty"`
+	Target   string `json:"target"`
+	Status   Status `json:"status"`
+	Reason   string `json:"reason,omitempty"` // the reason of the check that set Status
+	Fixture  string `json:"fixture,omitempty"`
+	Fallback string `json:"fallback,omitempty"`
+	// FallsBackTo is, for an unavailable cell, the first target of its fallback
+	// chain that ran here: "tensorrt → cuda → cpu" reads "tensorrt → cpu" when cuda
+	// is absent too. Its results are that target's cells, never this one's pass.
+	FallsBackTo string              `json:"falls_back_to,omitempty"`
+	chain       []string            // from the cell's reports
+	Checks      []CheckResult       `json:"checks"`
+	Metrics     *runtime.Metrics    `json:"metrics,omitempty"`
+	Worst       *runtime.Deviation  `json:"worst,omitempty"`
+	Size        *runtime.ModelSize  `json:"size,omitempty"`
+	Placement   *runtime.Placement  `json:"placement,omitempty"`
+	Provenance  *runtime.Provenance `json:"provenance,omitempty"`
 }
 
 // Environment sums up the provenance of every cell: each field lists the distinct
@@ -240,8 +245,31 @@ func FromReports(reports []types.Report, failures []ProcessFailure, models, targ
 			m.Cells[i].Family = family[m.Cells[i].Model]
 		}
 	}
+	resolveFallbacks(m.Cells)
 	m.Environment = environment(m.Cells)
 	return m
+}
+
+// resolveFallbacks names, for each unavailable cell, the first target of its chain
+// that ran the same model (any status but unavailable).
+func resolveFallbacks(cells []Cell) {
+	ran := map[key]bool{}
+	for _, c := range cells {
+		if c.Status != runtime.StatusUnavailable {
+			ran[key{c.Model, c.Target}] = true
+		}
+	}
+	for i, c := range cells {
+		if c.Status != runtime.StatusUnavailable {
+			continue
+		}
+		for _, t := range c.chain {
+			if ran[key{c.Model, t}] {
+				cells[i].FallsBackTo = c.Target + " → " + t
+				break
+			}
+		}
+	}
 }
 
 // add takes a recorded entry's data into the cell.
@@ -255,6 +283,9 @@ func (a *acc) add(e runtime.CellReport) {
 	}
 	if c.Fallback == "" {
 		c.Fallback = e.Fallback
+	}
+	if c.chain == nil {
+		c.chain = e.FallbackChain
 	}
 	if e.Placement != nil && c.Placement == nil {
 		c.Placement = e.Placement

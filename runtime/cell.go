@@ -213,7 +213,8 @@ func (c *Cell) record(check string, status Status, reason string, extra func(*Ce
 	r := CellReport{
 		Model: c.Model.ID, Family: c.Model.Family, Target: c.Target.ID,
 		Check: check, Status: status, Reason: reason, Fixture: c.model.Fixture,
-		Size: c.size, Placement: c.placement, Provenance: c.provenance(),
+		Size: c.size, Placement: c.placement, FallbackChain: c.Target.Fallback,
+		Provenance: c.provenance(),
 	}
 	if extra != nil {
 		extra(&r)

@@ -36,6 +36,9 @@ type CellReport struct {
 	Worst *Deviation `json:"worst,omitempty"`
 	// Set when the run happened on another target than the one asked for.
 	Fallback string `json:"fallback,omitempty"` // "from → to"
+	// The target's fallback chain from hardware.yaml, so an unavailable cell can say
+	// which target's results stand in for it.
+	FallbackChain []string `json:"fallback_chain,omitempty"`
 
 	// Where the nodes ran, when the target's EP could not take the whole model.
 	Placement *Placement `json:"placement,omitempty"`

@@ -1,0 +1,313 @@
+// Package browser runs ONNX models with onnxruntime-web in headless Chromium,
+// for the browser targets: wasm, webgpu and webnn.
+//
+// One Chromium per executable runs per process, started on first use
+// ([Shared]) with a fresh temporary profile, and reused by every [Session];
+// each session has its own tab. [CloseAll] stops every browser this process
+// started and every process they spawned. A local HTTP server on
+// 127.0.0.1 serves the onnxruntime-web dist folder and the model files with
+// the COOP/COEP headers that make the page cross-origin isolated (wasm
+// threads need it).
+//
+// What it needs comes from scripts/setup-browsers.sh (make setup): Debian's
+// chromium at /usr/bin/chromium for wasm and WebGPU (SwiftShader), the
+// Chromium of npm @sparticuz/chromium for WebNN, and npm onnxruntime-web's
+// dist/ under STATE_DIR/web/.
+package browser
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/chromedp"
+)
+
+// Config says where the browsers and onnxruntime-web are. The zero value
+// uses the defaults.
+type Config struct {
+	// StateDir is the setup folder (default: .hwtest at the repository
+	// root, found from the working directory by go.mod).
+	StateDir string
+	// Chromium runs wasm and WebGPU (default /usr/bin/chromium).
+	Chromium string
+	// WebNNChromium runs WebNN (default STATE_DIR/web/sparticuz-chromium/chromium).
+	WebNNChromium string
+	// Timeout bounds opening a session and one run (default 2 minutes).
+	Timeout time.Duration
+}
+
+// DefaultChromium is Debian's chromium, which make setup installs.
+const DefaultChromium = "/usr/bin/chromium"
+
+// setupHint is what every "missing" reason ends with.
+const setupHint = "run `make setup`, or scripts/setup-browsers.sh .hwtest"
+
+func (c Config) withDefaults() Config {
+	if c.StateDir == "" {
+		c.StateDir = defaultStateDir()
+	}
+	if c.Chromium == "" {
+		c.Chromium = DefaultChromium
+	}
+	if c.WebNNChromium == "" {
+		c.WebNNChromium = filepath.Join(c.StateDir, "web", "sparticuz-chromium", "chromium")
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 2 * time.Minute
+	}
+	return c
+}
+
+// DistDir is the onnxruntime-web dist folder that setup installs.
+func (c Config) DistDir() string {
+	return filepath.Join(c.withDefaults().StateDir, "web", "onnxruntime-web")
+}
+
+func defaultStateDir() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ".hwtest"
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, ".hwtest")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ".hwtest"
+		}
+		dir = parent
+	}
+}
+
+// chromedpDefaultFeatures is the enable-features value of
+// chromedp.DefaultExecAllocatorOptions (v0.22.1). A second enable-features
+// flag replaces the first, so ours are merged into this one; a test checks the
+// launched command line holds all of them.
+var chromedpDefaultFeatures = []string{"NetworkService", "NetworkServiceInProcess"}
+
+// ourFeatures are the features the browser targets need.
+var ourFeatures = []string{"WebMachineLearningNeuralNetwork"}
+
+// Flags are the flags added to chromedp.DefaultExecAllocatorOptions, which
+// already has headless, no-first-run, disable-background-networking,
+// disable-sync and friends; they are repeated here so that the list says
+// what this package relies on.
+func Flags() map[string]any {
+	return map[string]any{
+		"headless":                      true,
+		"no-sandbox":                    true, // root in containers; Chromium refuses to start without it
+		"enable-unsafe-webgpu":          true, // WebGPU on Linux (SwiftShader here)
+		"enable-features":               strings.Join(append(append([]string{}, chromedpDefaultFeatures...), ourFeatures...), ","),
+		"disable-background-networking": true,
+		"disable-component-update":      true,
+		"disable-sync":                  true,
+		"no-first-run":                  true,
+		"disable-quic":                  true,
+	}
+}
+
+// Browser is one headless Chromium process.
+type Browser struct {
+	Exec       string        // executable
+	Version    string        // Browser.getVersion product, e.g. "HeadlessChrome/156.0.8078.79"
+	LaunchTime time.Duration // from exec to the first answer over CDP
+	PID        int
+
+	cfg         Config
+	userDataDir string
+	ctx         context.Context // the first tab; new tabs derive from it
+	cancelTab   context.CancelFunc
+	cancelAlloc context.CancelFunc
+
+	mu       sync.Mutex
+	adapter  *AdapterInfo
+	adErr    error
+	contexts map[string]string
+}
+
+var (
+	browsersMu sync.Mutex
+	browsers   = map[string]*Browser{} // by executable
+)
+
+// Shared returns the process's browser for the wasm/WebGPU targets
+// (cfg.Chromium), or for WebNN when webnn is set (cfg.WebNNChromium),
+// starting it on first use.
+func Shared(cfg Config, webnn bool) (*Browser, error) {
+	cfg = cfg.withDefaults()
+	exe := cfg.Chromium
+	if webnn {
+		exe = cfg.WebNNChromium
+	}
+	browsersMu.Lock()
+	defer browsersMu.Unlock()
+	if b := browsers[exe]; b != nil {
+		return b, nil
+	}
+	b, err := launch(cfg, exe)
+	if err != nil {
+		return nil, err
+	}
+	browsers[exe] = b
+	return b, nil
+}
+
+func launch(cfg Config, exe string) (*Browser, error) {
+	if st, err := os.Stat(exe); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		return nil, fmt.Errorf("chromium not found at %s (%s)", exe, setupHint)
+	}
+	dir, err := os.MkdirTemp("", "hwtest-chromium-")
+	if err != nil {
+		return nil, err
+	}
+	opts := append([]chromedp.ExecAllocatorOption{}, chromedp.DefaultExecAllocatorOptions[:]...)
+	opts = append(opts, chromedp.ExecPath(exe), chromedp.UserDataDir(dir))
+	for name, v := range Flags() {
+		opts = append(opts, chromedp.Flag(name, v))
+	}
+	if filepath.Dir(exe) != "/usr/bin" {
+		// The @sparticuz build finds SwiftShader's Vulkan ICD next to itself.
+		opts = append(opts, chromedp.Env("LD_LIBRARY_PATH="+filepath.Dir(exe)+prefixEnv("LD_LIBRARY_PATH")))
+	}
+	start := time.Now()
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	tctx, tcancel := chromedp.NewContext(actx)
+	b := &Browser{Exec: exe, cfg: cfg, userDataDir: dir, ctx: tctx, cancelTab: tcancel, cancelAlloc: acancel}
+	lctx, lcancel := context.WithTimeout(tctx, cfg.Timeout)
+	defer lcancel()
+	v, err := chromedp.Run(lctx, func(ctx context.Context, t *chromedp.Target) (browser.GetVersionResult, error) {
+		return cdp.Call(ctx, chromedp.FromContext(ctx).Browser, browser.GetVersion, cdp.Empty{})
+	})
+	if err != nil {
+		b.close()
+		return nil, fmt.Errorf("starting %s: %w", exe, err)
+	}
+	b.LaunchTime = time.Since(start)
+	b.Version = v.Product
+	if p := chromedp.FromContext(tctx).Browser.Process(); p != nil {
+		b.PID = p.Pid
+	}
+	return b, nil
+}
+
+func prefixEnv(name string) string {
+	if v := os.Getenv(name); v != "" {
+		return ":" + v
+	}
+	return ""
+}
+
+// CommandLine is the browser process's argv as the kernel has it.
+func (b *Browser) CommandLine() ([]string, error) {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(b.PID) + "/cmdline")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00"), nil
+}
+
+// close stops the browser and every process started with its profile
+// folder (renderers, GPU and network processes, zygotes), then removes
+// the folder.
+func (b *Browser) close() {
+	b.cancelTab()
+	b.cancelAlloc() // kills the browser and waits for it
+	deadline := time.Now().Add(5 * time.Second)
+	for quiet := 0; quiet < 3 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if killUsing(b.userDataDir) == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+	}
+	_ = os.RemoveAll(b.userDataDir)
+}
+
+// CloseAll stops every browser this process started, and the HTTP server.
+// Call it from a suite's AfterSuite or TestMain; Shared starts a new browser
+// afterwards if asked.
+func CloseAll() {
+	browsersMu.Lock()
+	bs := browsers
+	browsers = map[string]*Browser{}
+	browsersMu.Unlock()
+	var wg sync.WaitGroup
+	for _, b := range bs {
+		wg.Go(b.close)
+	}
+	wg.Wait()
+	stopServer()
+	availMu.Lock()
+	avail = map[availKey]string{}
+	availMu.Unlock()
+}
+
+// killUsing SIGKILLs the processes whose command line holds
+// --user-data-dir=dir (Chromium passes it to every child), and says how many.
+func killUsing(dir string) int {
+	pids := processesUsing(dir)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return len(pids)
+}
+
+// processesUsing lists the processes started with --user-data-dir=dir.
+func processesUsing(dir string) []int {
+	want := []byte("--user-data-dir=" + dir)
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		for arg := range bytes.SplitSeq(cmdline, []byte{0}) {
+			if bytes.Equal(arg, want) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// tab opens a new tab on b; cancel closes it.
+func (b *Browser) tab() (context.Context, context.CancelFunc) {
+	return chromedp.NewContext(b.ctx)
+}
+
+// evalJS evaluates expr (a promise is awaited) in the tab and decodes the
+// result into T, with the config's timeout.
+func evalJS[T any](ctx context.Context, timeout time.Duration, expr string) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	var exc *chromedp.ExceptionError
+	if errors.As(err, &exc) && exc.ExceptionDetails != nil {
+		d := exc.ExceptionDetails
+		if d.Exception != nil && d.Exception.Description != "" {
+			return v, errors.New(d.Exception.Description)
+		}
+	}
+	return v, err
+}

@@ -1,0 +1,130 @@
+// Helpers the Go package calls in the page (see session.go). Every function
+// returns a promise of {ok: ...} or {err: "the error as the page saw it"}.
+'use strict';
+(() => {
+  const ctors = {
+    float32: Float32Array, float64: Float64Array, int64: BigInt64Array,
+    int32: Int32Array, uint8: Uint8Array, int8: Int8Array, bool: Uint8Array,
+  };
+
+  const fromB64 = (s) => {
+    const bin = atob(s);
+    const u = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
+    return u;
+  };
+  const toB64 = (u) => {
+    let s = '';
+    for (let i = 0; i < u.length; i += 0x8000) {
+      s += String.fromCharCode.apply(null, u.subarray(i, i + 0x8000));
+    }
+    return btoa(s);
+  };
+  const errText = (e) => {
+    if (e instanceof Error) return e.message || String(e);
+    if (typeof e === 'string') return e;
+    try { return JSON.stringify(e); } catch (_) { return String(e); }
+  };
+  const wrap = (f) => async (...args) => {
+    try { return { ok: await f(...args) }; } catch (e) { return { err: errText(e) }; }
+  };
+
+  const hw = { session: null };
+
+  // open creates the session from the model at url. verbose turns on
+  // ORT's verbose log for session creation (node placement lines).
+  hw.open = wrap(async (url, provider, verbose) => {
+    if (typeof ort === 'undefined') throw new Error('onnxruntime-web did not load (ort is undefined)');
+    const dist = new URL(document.querySelector('script[src]').src);
+    ort.env.wasm.wasmPaths = dist.href.replace(/[^/]*$/, '');
+    let ep;
+    switch (provider) {
+      case 'wasm': ep = 'wasm'; break;
+      case 'webgpu': ep = 'webgpu'; break;
+      case 'webnn': ep = { name: 'webnn', deviceType: 'cpu' }; break;
+      default: throw new Error('unknown provider ' + provider);
+    }
+    const opts = { executionProviders: [ep] };
+    if (verbose) {
+      ort.env.logLevel = 'verbose';
+      opts.logSeverityLevel = 0;
+      opts.logVerbosityLevel = 0;
+    }
+    const resp = await fetch(url);
+    if (!resp.ok) throw new Error('fetching ' + url + ': HTTP ' + resp.status);
+    const bytes = new Uint8Array(await resp.arrayBuffer());
+    const t0 = performance.now();
+    hw.session = await ort.InferenceSession.create(bytes, opts);
+    const createMs = performance.now() - t0;
+    if (verbose) ort.env.logLevel = 'warning';
+    return {
+      createMs,
+      inputNames: hw.session.inputNames,
+      outputNames: hw.session.outputNames,
+      ortVersion: (ort.env.versions && ort.env.versions.web) || '',
+      crossOriginIsolated: self.crossOriginIsolated === true,
+      numThreads: ort.env.wasm.numThreads || 0,
+      userAgent: navigator.userAgent,
+    };
+  });
+
+  // run runs the session on [{name, type, shape, b64}] and returns the
+  // outputs the same way, with the time of session.run in ms.
+  hw.run = wrap(async (inputs) => {
+    if (!hw.session) throw new Error('no session');
+    const feeds = {};
+    for (const x of inputs) {
+      const C = ctors[x.type];
+      if (!C) throw new Error('input ' + x.name + ': unsupported type ' + x.type);
+      const b = fromB64(x.b64);
+      feeds[x.name] = new ort.Tensor(x.type, new C(b.buffer, 0, b.byteLength / C.BYTES_PER_ELEMENT), x.shape);
+    }
+    const t0 = performance.now();
+    const res = await hw.session.run(feeds, { logSeverityLevel: 3 });
+    const ms = performance.now() - t0;
+    const outputs = [];
+    for (const name of hw.session.outputNames) {
+      const t = res[name];
+      const d = t.location === 'cpu' || t.location === undefined ? t.data : await t.getData(true);
+      if (!ctors[t.type]) throw new Error('output ' + name + ': unsupported type ' + t.type);
+      outputs.push({ name, type: t.type, shape: Array.from(t.dims),
+        b64: toB64(new Uint8Array(d.buffer, d.byteOffset, d.byteLength)) });
+    }
+    return { ms, outputs };
+  });
+
+  hw.close = wrap(async () => {
+    if (hw.session) await hw.session.release();
+    hw.session = null;
+    return true;
+  });
+
+  // adapter describes navigator.gpu's adapter.
+  hw.adapter = wrap(async () => {
+    if (!navigator.gpu) throw new Error('navigator.gpu is undefined (WebGPU not exposed; needs --enable-unsafe-webgpu on Linux)');
+    const a = await navigator.gpu.requestAdapter();
+    if (!a) throw new Error('navigator.gpu.requestAdapter() returned null (no WebGPU adapter)');
+    const i = a.info || {};
+    const fallback = i.isFallbackAdapter !== undefined ? i.isFallbackAdapter : a.isFallbackAdapter;
+    return { vendor: i.vendor || '', architecture: i.architecture || '', device: i.device || '',
+      description: i.description || '', isFallbackAdapter: fallback === true,
+      features: Array.from(a.features || []).sort() };
+  });
+
+  // webnn tries navigator.ml.createContext for each device type.
+  hw.webnn = wrap(async () => {
+    const out = {};
+    for (const deviceType of ['cpu', 'gpu', 'npu']) {
+      try {
+        if (!navigator.ml) throw new Error('navigator.ml is undefined (WebNN not exposed; needs --enable-features=WebMachineLearningNeuralNetwork)');
+        await navigator.ml.createContext({ deviceType });
+        out[deviceType] = '';
+      } catch (e) {
+        out[deviceType] = errText(e) || 'createContext failed';
+      }
+    }
+    return out;
+  });
+
+  self.hw = hw;
+})();

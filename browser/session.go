@@ -1,0 +1,349 @@
+package browser
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Tensor is an input or output. Type is one of "float32", "float64",
+// "int64", "int32", "uint8", "int8", "bool"; Data holds the values
+// row-major as float64 (int64 beyond 2^53 loses precision; bool is 0/1).
+type Tensor struct {
+	Name  string
+	Type  string
+	Shape []int64
+	Data  []float64
+}
+
+// Providers are the onnxruntime-web execution providers this package drives.
+var Providers = []string{"wasm", "webgpu", "webnn"}
+
+// DefaultBundle is the onnxruntime-web bundle for wasm, WebGPU (JSEP) and
+// WebNN; "ort.webgpu.min.js" has the native WebGPU EP.
+const DefaultBundle = "ort.min.js"
+
+// Session is an onnxruntime-web InferenceSession in its own tab.
+type Session struct {
+	Provider, Bundle string
+	InputNames       []string
+	OutputNames      []string
+	CreateTime       time.Duration // in-page InferenceSession.create (wasm compile included for the first session of a tab)
+	OpenTime         time.Duration // Open, wall clock: tab, page load, model fetch, create
+	ORTVersion       string        // ort.env.versions.web
+	CrossOrigin      bool          // the page was cross-origin isolated
+	NumThreads       int           // ort.env.wasm.numThreads
+	UserAgent        string
+	// Placement is how many nodes the execution provider took, from ORT's
+	// verbose log during session creation; Known is false when the log
+	// did not say.
+	Placement Placement
+
+	b       *Browser
+	ctx     context.Context
+	cancel  context.CancelFunc
+	timeout time.Duration
+
+	mu  sync.Mutex
+	log []string
+}
+
+// Placement is what onnxruntime-web's log said about node placement.
+type Placement struct {
+	Known bool
+	// From the WebNN EP's GetCapability summary (webnn only).
+	GraphNodes, EPNodes, Partitions int
+	// Lines are ORT's "Node(s) placed on [EP]. Number of nodes: N" lines
+	// (after fusion: a WebNN partition counts as one node there).
+	Lines []string
+}
+
+func (p Placement) String() string {
+	switch {
+	case !p.Known:
+		return "node placement not known (onnxruntime-web did not log it)"
+	case p.GraphNodes > 0:
+		return fmt.Sprintf("%d of %d nodes on the EP in %d partitions; %s", p.EPNodes, p.GraphNodes, p.Partitions, strings.Join(p.Lines, "; "))
+	default:
+		return strings.Join(p.Lines, "; ")
+	}
+}
+
+// Open creates an onnxruntime-web session for the model in a new tab.
+// provider is "wasm", "webgpu" or "webnn"; bundle is a file of the dist
+// folder ("" means DefaultBundle). Errors from the page come back as the
+// page gave them.
+func (b *Browser) Open(modelPath, provider, bundle string) (*Session, error) {
+	start := time.Now()
+	if bundle == "" {
+		bundle = DefaultBundle
+	}
+	switch provider {
+	case "wasm", "webgpu", "webnn":
+	default:
+		return nil, fmt.Errorf("unknown provider %q (want wasm, webgpu or webnn)", provider)
+	}
+	if strings.ContainsAny(bundle, "/\\") {
+		return nil, fmt.Errorf("bundle %q: want a file name of the onnxruntime-web dist folder", bundle)
+	}
+	dist := b.cfg.DistDir()
+	if _, err := os.Stat(filepath.Join(dist, bundle)); err != nil {
+		return nil, fmt.Errorf("onnxruntime-web bundle %s missing (%s): %w", filepath.Join(dist, bundle), setupHint, err)
+	}
+	abs, err := filepath.Abs(modelPath)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	srv, err := getServer()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := b.tab()
+	s := &Session{Provider: provider, Bundle: bundle, b: b, ctx: ctx, cancel: cancel, timeout: b.cfg.Timeout}
+	console := chromedp.Console(ctx) // subscribes now, before the page loads
+	go func() {
+		for m, err := range console {
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.log = append(s.log, m.String())
+			s.mu.Unlock()
+		}
+	}()
+	nctx, ncancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	err = chromedp.Do(nctx, chromedp.Navigate(srv.pageURL(dist, bundle)))
+	ncancel()
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("loading the page in %s: %w", b.Exec, err)
+	}
+	var meta struct {
+		CreateMs            float64  `json:"createMs"`
+		InputNames          []string `json:"inputNames"`
+		OutputNames         []string `json:"outputNames"`
+		ORTVersion          string   `json:"ortVersion"`
+		CrossOriginIsolated bool     `json:"crossOriginIsolated"`
+		NumThreads          int      `json:"numThreads"`
+		UserAgent           string   `json:"userAgent"`
+	}
+	args, _ := json.Marshal([]any{srv.model(abs), provider, true})
+	if err := s.call("open", string(args), &meta); err != nil {
+		cancel()
+		return nil, err
+	}
+	s.InputNames, s.OutputNames = meta.InputNames, meta.OutputNames
+	s.CreateTime = ms(meta.CreateMs)
+	s.ORTVersion, s.CrossOrigin, s.NumThreads, s.UserAgent = meta.ORTVersion, meta.CrossOriginIsolated, meta.NumThreads, meta.UserAgent
+	// Console events arrive asynchronously: give the last lines a moment.
+	time.Sleep(50 * time.Millisecond)
+	s.Placement = parsePlacement(s.Log())
+	s.OpenTime = time.Since(start)
+	return s, nil
+}
+
+func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+// call evaluates hw.NAME(ARGS...) in the page and decodes its ok value into
+// out, or returns its err verbatim.
+func (s *Session) call(name, argsJSON string, out any) error {
+	return callPage(s.ctx, s.timeout, name, argsJSON, out)
+}
+
+func callPage(ctx context.Context, timeout time.Duration, name, argsJSON string, out any) error {
+	if argsJSON == "" {
+		argsJSON = "[]"
+	}
+	expr := fmt.Sprintf("hw.%s(...%s)", name, argsJSON)
+	res, err := evalJS[struct {
+		OK  json.RawMessage `json:"ok"`
+		Err *string         `json:"err"`
+	}](ctx, timeout, expr)
+	if err != nil {
+		return err
+	}
+	if res.Err != nil {
+		return errors.New(*res.Err)
+	}
+	if out != nil {
+		return json.Unmarshal(res.OK, out)
+	}
+	return nil
+}
+
+// Log is what the page wrote to its console so far (ORT's verbose log of
+// session creation included).
+func (s *Session) Log() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.log...)
+}
+
+var (
+	webnnSummary = regexp.MustCompile(`WebNNExecutionProvider::GetCapability, number of partitions supported by WebNN: (\d+) number of nodes in the graph: (\d+) number of nodes supported by WebNN: (\d+)`)
+	placedOn     = regexp.MustCompile(`(?:All nodes|Node\(s\)) placed on \[([^\]]+)\]\. Number of nodes: (\d+)`)
+)
+
+func parsePlacement(log []string) Placement {
+	var p Placement
+	for _, line := range log {
+		if m := webnnSummary.FindStringSubmatch(line); m != nil {
+			p.Known = true
+			p.Partitions, _ = strconv.Atoi(m[1])
+			p.GraphNodes, _ = strconv.Atoi(m[2])
+			p.EPNodes, _ = strconv.Atoi(m[3])
+		}
+		if m := placedOn.FindStringSubmatch(line); m != nil {
+			p.Known = true
+			p.Lines = append(p.Lines, m[0])
+		}
+	}
+	return p
+}
+
+type wireTensor struct {
+	Name  string  `json:"name"`
+	Type  string  `json:"type"`
+	Shape []int64 `json:"shape"`
+	B64   string  `json:"b64"`
+}
+
+var elemSize = map[string]int{"float32": 4, "float64": 8, "int64": 8, "int32": 4, "uint8": 1, "int8": 1, "bool": 1}
+
+func encode(t Tensor) (wireTensor, error) {
+	size, ok := elemSize[t.Type]
+	if !ok {
+		return wireTensor{}, fmt.Errorf("input %q: unsupported type %q", t.Name, t.Type)
+	}
+	n := int64(1)
+	for _, d := range t.Shape {
+		n *= d
+	}
+	if n != int64(len(t.Data)) {
+		return wireTensor{}, fmt.Errorf("input %q: shape %v holds %d values, got %d", t.Name, t.Shape, n, len(t.Data))
+	}
+	buf := make([]byte, size*len(t.Data))
+	for i, v := range t.Data {
+		p := buf[i*size:]
+		switch t.Type {
+		case "float32":
+			binary.LittleEndian.PutUint32(p, math.Float32bits(float32(v)))
+		case "float64":
+			binary.LittleEndian.PutUint64(p, math.Float64bits(v))
+		case "int64":
+			binary.LittleEndian.PutUint64(p, uint64(int64(v)))
+		case "int32":
+			binary.LittleEndian.PutUint32(p, uint32(int32(v)))
+		case "uint8":
+			p[0] = uint8(v)
+		case "int8":
+			p[0] = uint8(int8(v))
+		case "bool":
+			if v != 0 {
+				p[0] = 1
+			}
+		}
+	}
+	shape := t.Shape
+	if shape == nil {
+		shape = []int64{}
+	}
+	return wireTensor{Name: t.Name, Type: t.Type, Shape: shape, B64: base64.StdEncoding.EncodeToString(buf)}, nil
+}
+
+func decode(w wireTensor) (Tensor, error) {
+	size, ok := elemSize[w.Type]
+	if !ok {
+		return Tensor{}, fmt.Errorf("output %q: unsupported type %q", w.Name, w.Type)
+	}
+	buf, err := base64.StdEncoding.DecodeString(w.B64)
+	if err != nil {
+		return Tensor{}, fmt.Errorf("output %q: %w", w.Name, err)
+	}
+	if len(buf)%size != 0 {
+		return Tensor{}, fmt.Errorf("output %q: %d bytes is not a whole number of %s", w.Name, len(buf), w.Type)
+	}
+	data := make([]float64, len(buf)/size)
+	for i := range data {
+		p := buf[i*size:]
+		switch w.Type {
+		case "float32":
+			data[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(p)))
+		case "float64":
+			data[i] = math.Float64frombits(binary.LittleEndian.Uint64(p))
+		case "int64":
+			data[i] = float64(int64(binary.LittleEndian.Uint64(p)))
+		case "int32":
+			data[i] = float64(int32(binary.LittleEndian.Uint32(p)))
+		case "uint8", "bool":
+			data[i] = float64(p[0])
+		case "int8":
+			data[i] = float64(int8(p[0]))
+		}
+	}
+	shape := w.Shape
+	if shape == nil {
+		shape = []int64{}
+	}
+	return Tensor{Name: w.Name, Type: w.Type, Shape: shape, Data: data}, nil
+}
+
+// Run runs the session once and returns every output (in OutputNames order)
+// and the in-page time of session.run.
+func (s *Session) Run(inputs []Tensor) ([]Tensor, time.Duration, error) {
+	wire := make([]wireTensor, len(inputs))
+	for i, t := range inputs {
+		w, err := encode(t)
+		if err != nil {
+			return nil, 0, err
+		}
+		wire[i] = w
+	}
+	args, err := json.Marshal([]any{wire})
+	if err != nil {
+		return nil, 0, err
+	}
+	var res struct {
+		Ms      float64      `json:"ms"`
+		Outputs []wireTensor `json:"outputs"`
+	}
+	if err := s.call("run", string(args), &res); err != nil {
+		return nil, 0, err
+	}
+	outs := make([]Tensor, len(res.Outputs))
+	for i, w := range res.Outputs {
+		t, err := decode(w)
+		if err != nil {
+			return nil, 0, err
+		}
+		outs[i] = t
+	}
+	return outs, ms(res.Ms), nil
+}
+
+// Close releases the session and closes its tab.
+func (s *Session) Close() error {
+	if s.cancel == nil {
+		return nil
+	}
+	err := s.call("close", "", nil)
+	s.cancel()
+	s.cancel = nil
+	return err
+}
