@@ -185,11 +185,26 @@ func launch(cfg Config, exe string) (*Browser, error) {
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	tctx, tcancel := chromedp.NewContext(actx)
 	b := &Browser{Exec: exe, cfg: cfg, userDataDir: dir, ctx: tctx, cancelTab: tcancel, cancelAlloc: acancel}
-	lctx, lcancel := context.WithTimeout(tctx, cfg.Timeout)
-	defer lcancel()
-	v, err := chromedp.Run(lctx, func(ctx context.Context, t *chromedp.Target) (browser.GetVersionResult, error) {
-		return cdp.Call(ctx, chromedp.FromContext(ctx).Browser, browser.GetVersion, cdp.Empty{})
-	})
+	// The first Run starts the browser; it must run on the tab's own context
+	// (a timeout on it would stop the browser later), so time it out apart.
+	type result struct {
+		v   browser.GetVersionResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := chromedp.Run(tctx, func(ctx context.Context, t *chromedp.Target) (browser.GetVersionResult, error) {
+			return cdp.Call(ctx, chromedp.FromContext(ctx).Browser, browser.GetVersion, cdp.Empty{})
+		})
+		done <- result{v, err}
+	}()
+	var v browser.GetVersionResult
+	select {
+	case r := <-done:
+		v, err = r.v, r.err
+	case <-time.After(cfg.Timeout):
+		err = fmt.Errorf("no answer over CDP in %v", cfg.Timeout)
+	}
 	if err != nil {
 		b.close()
 		return nil, fmt.Errorf("starting %s: %w", exe, err)

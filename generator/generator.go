@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"go/format"
 	"path"
 	"slices"
 	"strings"
@@ -182,18 +181,14 @@ func checkLabel(s string) error {
 	return nil
 }
 
-// render formats a file; jennifer formats with go/format, so an error here means
-// a template produced invalid Go, and nothing is written.
+// render writes a file. jennifer runs go/format itself and fails on invalid Go, so
+// an error here means a template produced broken code, and nothing is written.
 func render(f *jen.File) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, err
 	}
-	out, err := format.Source(buf.Bytes())
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return buf.Bytes(), nil
 }
 
 // SortedPaths lists a generated map's paths in order.

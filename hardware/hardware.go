@@ -68,11 +68,11 @@ func (r Report) Probes() []Probe {
 
 // env is where Detect reads from: the real machine by default, fixtures in tests.
 type env struct {
-	root     string                                // filesystem root for /proc, /sys, /dev, /opt
-	goos     string                                // runtime.GOOS
-	goarch   string                                // runtime.GOARCH
+	root     string                                    // filesystem root for /proc, /sys, /dev, /opt
+	goos     string                                    // runtime.GOOS
+	goarch   string                                    // runtime.GOARCH
 	ldconfig func(ctx context.Context) (string, error) // `ldconfig -p` output
-	nvml     func() (nvmlSnapshot, error)          // NVML read; error when Init fails
+	nvml     func() (nvmlSnapshot, error)              // NVML read; error when Init fails
 	sysctl   func(ctx context.Context, name string) (string, error)
 	ortInit  func() (runtime.Library, error)
 	ortProbe func(runtime.Target) string
