@@ -17,17 +17,17 @@ type Cell struct {
 	Model  Model
 	Target Target
 
-	model   ResolvedModel
-	size    *ModelSize
+	model ResolvedModel
+	size  *ModelSize
 	// placement is set when the target's EP could not take the whole model and the
 	// cell ran with CPU fallback: where the nodes went.
 	placement *Placement
-	session *Session
-	run     *Run
-	load    time.Duration
-	first   time.Duration
-	rssBase int64
-	opened  bool
+	session   *Session
+	run       *Run
+	load      time.Duration
+	first     time.Duration
+	rssBase   int64
+	opened    bool
 }
 
 // NewCell prepares a cell; nothing is loaded until Open.

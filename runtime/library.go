@@ -6,8 +6,6 @@ package runtime
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +15,8 @@ import (
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/hwtest/hwtest/sources"
 )
 
 // LibraryEnv names the environment variable that points at libonnxruntime.
@@ -126,15 +126,5 @@ func checkSharedLibrary(path string) error {
 	return nil
 }
 
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+// fileSHA256 is the hex sha256 of a file.
+func fileSHA256(path string) (string, error) { return sources.SHA256(path) }
