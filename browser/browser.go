@@ -20,8 +20,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -174,12 +176,9 @@ func launch(cfg Config, exe string) (*Browser, error) {
 	}
 	opts := append([]chromedp.ExecAllocatorOption{}, chromedp.DefaultExecAllocatorOptions[:]...)
 	opts = append(opts, chromedp.ExecPath(exe), chromedp.UserDataDir(dir))
-	for name, v := range Flags() {
-		opts = append(opts, chromedp.Flag(name, v))
-	}
-	if filepath.Dir(exe) != "/usr/bin" {
-		// The @sparticuz build finds SwiftShader's Vulkan ICD next to itself.
-		opts = append(opts, chromedp.Env("LD_LIBRARY_PATH="+filepath.Dir(exe)+prefixEnv("LD_LIBRARY_PATH")))
+	flags := Flags()
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		opts = append(opts, chromedp.Flag(name, flags[name]))
 	}
 	start := time.Now()
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -215,13 +214,6 @@ func launch(cfg Config, exe string) (*Browser, error) {
 		b.PID = p.Pid
 	}
 	return b, nil
-}
-
-func prefixEnv(name string) string {
-	if v := os.Getenv(name); v != "" {
-		return ":" + v
-	}
-	return ""
 }
 
 // CommandLine is the browser process's argv as the kernel has it.
@@ -279,7 +271,8 @@ func killUsing(dir string) int {
 	return len(pids)
 }
 
-// processesUsing lists the processes started with --user-data-dir=dir.
+// processesUsing lists the processes started with --user-data-dir=dir
+// (dir has no space: os.MkdirTemp's name under the temporary folder).
 func processesUsing(dir string) []int {
 	want := []byte("--user-data-dir=" + dir)
 	entries, err := os.ReadDir("/proc")
@@ -296,7 +289,9 @@ func processesUsing(dir string) []int {
 		if err != nil {
 			continue
 		}
-		for arg := range bytes.SplitSeq(cmdline, []byte{0}) {
+		// Chromium rewrites the title of its children: their cmdline can be
+		// one string with the arguments joined by spaces.
+		for arg := range bytes.FieldsFuncSeq(cmdline, func(r rune) bool { return r == 0 || r == ' ' }) {
 			if bytes.Equal(arg, want) {
 				pids = append(pids, pid)
 				break
@@ -306,9 +301,24 @@ func processesUsing(dir string) []int {
 	return pids
 }
 
-// tab opens a new tab on b; cancel closes it.
-func (b *Browser) tab() (context.Context, context.CancelFunc) {
-	return chromedp.NewContext(b.ctx)
+// tab opens a new tab on b; cancel closes it. The tab is created on its
+// own context (a first Run on a derived context with a timeout would tie the
+// tab to that context).
+func (b *Browser) tab() (context.Context, context.CancelFunc, error) {
+	ctx, cancel := chromedp.NewContext(b.ctx)
+	done := make(chan error, 1)
+	go func() { done <- chromedp.Do(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			cancel()
+			return nil, nil, fmt.Errorf("opening a tab in %s: %w", b.Exec, err)
+		}
+	case <-time.After(b.cfg.Timeout):
+		cancel()
+		return nil, nil, fmt.Errorf("opening a tab in %s: no answer in %v", b.Exec, b.cfg.Timeout)
+	}
+	return ctx, cancel, nil
 }
 
 // evalJS evaluates expr (a promise is awaited) in the tab and decodes the

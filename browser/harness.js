@@ -31,12 +31,7 @@
 
   const hw = { session: null };
 
-  // open creates the session from the model at url. verbose turns on
-  // ORT's verbose log for session creation (node placement lines).
-  hw.open = wrap(async (url, provider, verbose) => {
-    if (typeof ort === 'undefined') throw new Error('onnxruntime-web did not load (ort is undefined)');
-    const dist = new URL(document.querySelector('script[src]').src);
-    ort.env.wasm.wasmPaths = dist.href.replace(/[^/]*$/, '');
+  const sessionOptions = (provider) => {
     let ep;
     switch (provider) {
       case 'wasm': ep = 'wasm'; break;
@@ -44,19 +39,27 @@
       case 'webnn': ep = { name: 'webnn', deviceType: 'cpu' }; break;
       default: throw new Error('unknown provider ' + provider);
     }
-    const opts = { executionProviders: [ep] };
-    if (verbose) {
-      ort.env.logLevel = 'verbose';
-      opts.logSeverityLevel = 0;
-      opts.logVerbosityLevel = 0;
-    }
+    return { executionProviders: [ep] };
+  };
+  const fetchModel = async (url) => {
     const resp = await fetch(url);
     if (!resp.ok) throw new Error('fetching ' + url + ': HTTP ' + resp.status);
-    const bytes = new Uint8Array(await resp.arrayBuffer());
+    return new Uint8Array(await resp.arrayBuffer());
+  };
+
+  // open creates the session from the model at url, and times
+  // InferenceSession.create (the model is fetched before).
+  hw.open = wrap(async (url, provider) => {
+    if (typeof ort === 'undefined') throw new Error('onnxruntime-web did not load (ort is undefined)');
+    const dist = new URL(document.querySelector('script[src]').src);
+    ort.env.wasm.wasmPaths = dist.href.replace(/[^/]*$/, '');
+    const opts = sessionOptions(provider);
+    const bytes = await fetchModel(url);
     const t0 = performance.now();
     hw.session = await ort.InferenceSession.create(bytes, opts);
     const createMs = performance.now() - t0;
-    if (verbose) ort.env.logLevel = 'warning';
+    hw.url = url;
+    hw.provider = provider;
     return {
       createMs,
       inputNames: hw.session.inputNames,
@@ -66,6 +69,24 @@
       numThreads: ort.env.wasm.numThreads || 0,
       userAgent: navigator.userAgent,
     };
+  });
+
+  // placement creates a second session of the same model with ORT's
+  // verbose log on, so that its node placement lands in the console, and
+  // releases it. (Verbose logging slows creation: the timed session has it off.)
+  hw.placement = wrap(async () => {
+    const level = ort.env.logLevel;
+    const opts = sessionOptions(hw.provider);
+    opts.logSeverityLevel = 0;
+    opts.logVerbosityLevel = 0;
+    ort.env.logLevel = 'verbose';
+    try {
+      const s = await ort.InferenceSession.create(await fetchModel(hw.url), opts);
+      await s.release();
+    } finally {
+      ort.env.logLevel = level;
+    }
+    return true;
   });
 
   // run runs the session on [{name, type, shape, b64}] and returns the

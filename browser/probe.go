@@ -27,7 +27,10 @@ func (b *Browser) probe(name string, out any) error {
 		return err
 	}
 	dist := b.cfg.DistDir()
-	ctx, cancel := b.tab()
+	ctx, cancel, err := b.tab()
+	if err != nil {
+		return err
+	}
 	defer cancel()
 	nctx, ncancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	// The page loads a bundle it does not use: any file will do.

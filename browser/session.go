@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,7 +37,8 @@ var Providers = []string{"wasm", "webgpu", "webnn"}
 // WebNN; "ort.webgpu.min.js" has the native WebGPU EP.
 const DefaultBundle = "ort.min.js"
 
-// Session is an onnxruntime-web InferenceSession in its own tab.
+// Session is an onnxruntime-web InferenceSession in its own tab. Use it
+// from one goroutine at a time; sessions in different tabs run in parallel.
 type Session struct {
 	Provider, Bundle string
 	InputNames       []string
@@ -47,39 +49,51 @@ type Session struct {
 	CrossOrigin      bool          // the page was cross-origin isolated
 	NumThreads       int           // ort.env.wasm.numThreads
 	UserAgent        string
-	// Placement is how many nodes the execution provider took, from ORT's
-	// verbose log during session creation; Known is false when the log
-	// did not say.
-	Placement Placement
 
 	b       *Browser
 	ctx     context.Context
 	cancel  context.CancelFunc
 	timeout time.Duration
 
-	mu  sync.Mutex
-	log []string
+	mu          sync.Mutex
+	log         []string
+	initialized chan struct{} // ORT logged "Session successfully initialized"
+	placement   *Placement
 }
 
-// Placement is what onnxruntime-web's log said about node placement.
+// Placement is the node placement ORT logged (verbose) at session
+// creation, for the main graph: nodes inside the subgraphs of control-flow
+// nodes (If, Loop, Scan) are not listed there.
 type Placement struct {
-	Known bool
-	// From the WebNN EP's GetCapability summary (webnn only).
-	GraphNodes, EPNodes, Partitions int
-	// Lines are ORT's "Node(s) placed on [EP]. Number of nodes: N" lines
-	// (after fusion: a WebNN partition counts as one node there).
-	Lines []string
+	Known bool // ORT logged it; false: not known, nothing is guessed
+	// Nodes is how many nodes ORT placed on each EP, Memcpy nodes
+	// excluded. A partition that an EP compiles (WebNN does) counts as one
+	// node: how many model nodes it holds is not logged.
+	Nodes map[string]int
+	// Partitions is how many of Nodes[EP] are compiled partitions.
+	Partitions map[string]int
+	// Memcpy is how many MemcpyToHost/MemcpyFromHost nodes ORT inserted.
+	Memcpy int
 }
 
 func (p Placement) String() string {
-	switch {
-	case !p.Known:
+	if !p.Known {
 		return "node placement not known (onnxruntime-web did not log it)"
-	case p.GraphNodes > 0:
-		return fmt.Sprintf("%d of %d nodes on the EP in %d partitions; %s", p.EPNodes, p.GraphNodes, p.Partitions, strings.Join(p.Lines, "; "))
-	default:
-		return strings.Join(p.Lines, "; ")
 	}
+	eps := make([]string, 0, len(p.Nodes))
+	for ep := range p.Nodes {
+		eps = append(eps, ep)
+	}
+	sort.Strings(eps)
+	var parts []string
+	for _, ep := range eps {
+		s := fmt.Sprintf("%s %d nodes", strings.TrimSuffix(ep, "ExecutionProvider"), p.Nodes[ep])
+		if n := p.Partitions[ep]; n > 0 {
+			s += fmt.Sprintf(" (%d compiled partitions)", n)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ") + fmt.Sprintf(", %d memcpy", p.Memcpy)
 }
 
 // Open creates an onnxruntime-web session for the model in a new tab.
@@ -114,17 +128,28 @@ func (b *Browser) Open(modelPath, provider, bundle string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := b.tab()
+	ctx, cancel, err := b.tab()
+	if err != nil {
+		return nil, err
+	}
 	s := &Session{Provider: provider, Bundle: bundle, b: b, ctx: ctx, cancel: cancel, timeout: b.cfg.Timeout}
 	console := chromedp.Console(ctx) // subscribes now, before the page loads
+	s.initialized = make(chan struct{}, 1)
 	go func() {
 		for m, err := range console {
 			if err != nil {
 				return
 			}
+			line := m.String()
 			s.mu.Lock()
-			s.log = append(s.log, m.String())
+			s.log = append(s.log, line)
 			s.mu.Unlock()
+			if strings.Contains(line, "Session successfully initialized") {
+				select {
+				case s.initialized <- struct{}{}:
+				default:
+				}
+			}
 		}
 	}()
 	nctx, ncancel := context.WithTimeout(ctx, b.cfg.Timeout)
@@ -143,7 +168,7 @@ func (b *Browser) Open(modelPath, provider, bundle string) (*Session, error) {
 		NumThreads          int      `json:"numThreads"`
 		UserAgent           string   `json:"userAgent"`
 	}
-	args, _ := json.Marshal([]any{srv.model(abs), provider, true})
+	args, _ := json.Marshal([]any{srv.model(abs), provider})
 	if err := s.call("open", string(args), &meta); err != nil {
 		cancel()
 		return nil, err
@@ -151,9 +176,6 @@ func (b *Browser) Open(modelPath, provider, bundle string) (*Session, error) {
 	s.InputNames, s.OutputNames = meta.InputNames, meta.OutputNames
 	s.CreateTime = ms(meta.CreateMs)
 	s.ORTVersion, s.CrossOrigin, s.NumThreads, s.UserAgent = meta.ORTVersion, meta.CrossOriginIsolated, meta.NumThreads, meta.UserAgent
-	// Console events arrive asynchronously: give the last lines a moment.
-	time.Sleep(50 * time.Millisecond)
-	s.Placement = parsePlacement(s.Log())
 	s.OpenTime = time.Since(start)
 	return s, nil
 }
@@ -187,6 +209,38 @@ func callPage(ctx context.Context, timeout time.Duration, name, argsJSON string,
 	return nil
 }
 
+// Placement says where ORT put the model's nodes. ORT logs it only at
+// verbose level, which makes session creation much slower (1.2 s → 2 s for
+// Silero VAD here), so the timed session is created quietly and Placement
+// creates a second, verbose session of the same model in the same page
+// once, reads the log and releases it.
+func (s *Session) Placement() (Placement, error) {
+	if s.placement != nil {
+		return *s.placement, nil
+	}
+	s.mu.Lock()
+	from := len(s.log)
+	s.mu.Unlock()
+	select { // drop a stale signal
+	case <-s.initialized:
+	default:
+	}
+	if err := s.call("placement", "", nil); err != nil {
+		return Placement{}, err
+	}
+	// Console events arrive apart from the answer: wait for ORT's last
+	// line of session creation (the placement block comes before it).
+	select {
+	case <-s.initialized:
+	case <-time.After(5 * time.Second):
+	}
+	s.mu.Lock()
+	p := parsePlacement(s.log[from:])
+	s.mu.Unlock()
+	s.placement = &p
+	return p, nil
+}
+
 // Log is what the page wrote to its console so far (ORT's verbose log of
 // session creation included).
 func (s *Session) Log() []string {
@@ -196,22 +250,46 @@ func (s *Session) Log() []string {
 }
 
 var (
-	webnnSummary = regexp.MustCompile(`WebNNExecutionProvider::GetCapability, number of partitions supported by WebNN: (\d+) number of nodes in the graph: (\d+) number of nodes supported by WebNN: (\d+)`)
-	placedOn     = regexp.MustCompile(`(?:All nodes|Node\(s\)) placed on \[([^\]]+)\]\. Number of nodes: (\d+)`)
+	placedOn   = regexp.MustCompile(`VerifyEachNodeIsAssignedToAnEp\]\s+(?:All nodes|Node\(s\)) placed on \[([^\]]+)\]\. Number of nodes: (\d+)`)
+	placedNode = regexp.MustCompile(`VerifyEachNodeIsAssignedToAnEp\]\s{3}(\S+) \((.*)\)$`)
 )
 
+// parsePlacement reads ORT's verbose "Node placements" block:
+//
+//	[V:onnxruntime:, session_state.cc:1383 VerifyEachNodeIsAssignedToAnEp]  Node(s) placed on [WebNNExecutionProvider]. Number of nodes: 56
+//	[V:onnxruntime:, session_state.cc:1385 VerifyEachNodeIsAssignedToAnEp]   WEBNN_1313_1 (WebNNExecutionProvider_WEBNN_1313_1_0)
+//	[V:onnxruntime:, session_state.cc:1385 VerifyEachNodeIsAssignedToAnEp]   MemcpyFromHost (Memcpy)
+//
+// When every node is on one EP, ORT logs only "All nodes placed on [EP].
+// Number of nodes: N", without the list.
 func parsePlacement(log []string) Placement {
-	var p Placement
+	p := Placement{Nodes: map[string]int{}, Partitions: map[string]int{}}
+	ep := ""
+	listed := map[string]bool{}
 	for _, line := range log {
-		if m := webnnSummary.FindStringSubmatch(line); m != nil {
-			p.Known = true
-			p.Partitions, _ = strconv.Atoi(m[1])
-			p.GraphNodes, _ = strconv.Atoi(m[2])
-			p.EPNodes, _ = strconv.Atoi(m[3])
-		}
 		if m := placedOn.FindStringSubmatch(line); m != nil {
 			p.Known = true
-			p.Lines = append(p.Lines, m[0])
+			ep = m[1]
+			if strings.Contains(line, "All nodes") {
+				n, _ := strconv.Atoi(m[2])
+				p.Nodes[ep] = n
+			}
+			continue
+		}
+		if m := placedNode.FindStringSubmatch(line); m != nil && ep != "" {
+			if !listed[ep] {
+				listed[ep] = true
+				p.Nodes[ep] = 0
+			}
+			switch op, name := m[1], m[2]; {
+			case op == "MemcpyToHost" || op == "MemcpyFromHost":
+				p.Memcpy++
+			case strings.HasPrefix(name, ep+"_"):
+				p.Nodes[ep]++
+				p.Partitions[ep]++
+			default:
+				p.Nodes[ep]++
+			}
 		}
 	}
 	return p

@@ -6,6 +6,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +21,9 @@ import (
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/generator"
+	"github.com/hwtest/hwtest/hardware"
 	"github.com/hwtest/hwtest/matrix"
+	"github.com/hwtest/hwtest/runtime"
 )
 
 // Options configure a run.
@@ -56,6 +59,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return nil, err
 	}
+	// Detection is stored with the run, and each result names its device.
+	rts := hardware.Targets(o.Catalogs.Targets)
+	det := hardware.Detect(ctx, rts...)
+	if b, err := json.MarshalIndent(det, "", "  "); err == nil {
+		if err := os.WriteFile(filepath.Join(o.OutDir, "detect.json"), b, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	devs, _ := json.Marshal(det.Devices(rts))
+	o.Env = append(o.Env, runtime.DevicesEnv+"="+string(devs))
 	wanted := map[string]bool{}
 	for _, id := range o.Models {
 		wanted[id] = true

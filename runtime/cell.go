@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -233,6 +234,7 @@ func (c *Cell) provenance() *Provenance {
 		ORTVersion: lib.Version, ORTLibrary: lib.Path, ORTLibSHA256: lib.SHA256,
 		Provider: c.Target.Provider, Options: c.Target.Options,
 		HostCPU: HostCPU(), ModelSHA256: c.model.SHA256,
+		Device: devices()[c.Target.ID][0], Driver: devices()[c.Target.ID][1],
 		CatalogCommit: os.Getenv("HWTEST_CATALOG_COMMIT"), Time: time.Now().UTC(),
 	}
 }
@@ -242,6 +244,17 @@ func (r CellReport) String() string {
 	b, _ := json.Marshal(r)
 	return string(b)
 }
+
+// DevicesEnv carries `hwtest run`'s hardware detection to its suite processes: a
+// JSON map of target id to [device, driver], so every result names its hardware
+// without each process probing NVML again.
+const DevicesEnv = "HWTEST_DEVICES"
+
+var devices = sync.OnceValue(func() map[string][2]string {
+	m := map[string][2]string{}
+	_ = json.Unmarshal([]byte(os.Getenv(DevicesEnv)), &m)
+	return m
+})
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 

@@ -99,13 +99,20 @@ func initialise() (Library, error) {
 	// Fatal only: ORT's own coloured log lines would interleave with the specs'
 	// output; every error we need comes back as a returned error instead.
 	if err := ort.InitializeEnvironment(ort.WithLogLevelFatal()); err != nil {
-		msg := err.Error()
-		if strings.Contains(msg, "API version") {
-			return Library{}, fmt.Errorf("ONNX Runtime library %s is too old: %s; hwtest needs ONNX Runtime >= 1.24 (C API 24): run `make setup` or point %s at a newer libonnxruntime.so", path, msg, LibraryEnv)
-		}
-		return Library{}, fmt.Errorf("initialising ONNX Runtime from %s: %w (run `make setup`, or point %s at libonnxruntime.so)", path, err, LibraryEnv)
+		return Library{}, initError(path, err)
 	}
 	return Library{Path: path, SHA256: sum, Version: ort.GetVersion()}, nil
+}
+
+// initError explains a failed initialisation. onnxruntime_go reports a library
+// older than its C API as "Error setting ORT API base: 2" (ORT itself prints "The
+// requested API version [24] is not available" to stderr).
+func initError(path string, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "API version") || strings.Contains(msg, "Error setting ORT API base") {
+		return fmt.Errorf("ONNX Runtime library %s is too old: %s; hwtest needs ONNX Runtime >= 1.24 (C API 24): run `make setup` or point %s at a newer libonnxruntime.so", path, msg, LibraryEnv)
+	}
+	return fmt.Errorf("initialising ONNX Runtime from %s: %w (run `make setup`, or point %s at libonnxruntime.so)", path, err, LibraryEnv)
 }
 
 // checkSharedLibrary fails early and clearly where dlopen would give a cryptic

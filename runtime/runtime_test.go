@@ -58,6 +58,19 @@ func TestCheckSharedLibrary(t *testing.T) {
 	}
 }
 
+// The message onnxruntime_go gives for ONNX Runtime 1.20.1 (C API 20), seen here
+// with npm onnxruntime-node@1.20.1's library.
+func TestInitErrorNamesOldLibrary(t *testing.T) {
+	err := initError("/x/libonnxruntime.so.1", errors.New("Platform-specific initialization failed: Error setting ORT API base: 2"))
+	if !strings.Contains(err.Error(), "is too old") || !strings.Contains(err.Error(), ">= 1.24") || !strings.Contains(err.Error(), "make setup") {
+		t.Errorf("old library: %v", err)
+	}
+	err = initError("/x/lib.so", errors.New("something else"))
+	if strings.Contains(err.Error(), "too old") || !strings.Contains(err.Error(), "make setup") {
+		t.Errorf("other failure: %v", err)
+	}
+}
+
 func info(name string, typ ort.TensorElementDataType, dims ...int64) InputSpec {
 	return InputSpec{InputOutputInfo: ort.InputOutputInfo{Name: name, DataType: typ, Dimensions: ort.NewShape(dims...)}}
 }

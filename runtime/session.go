@@ -96,8 +96,10 @@ func appendProvider(opts *ort.SessionOptions, t Target) error {
 		return opts.AppendExecutionProviderOpenVINO(t.Options)
 	default:
 		// QNN, XNNPACK, WebGPU, MIGraphX, ... go through the generic entry point,
-		// which takes the short name.
-		return opts.AppendExecutionProvider(strings.TrimSuffix(t.Provider, "ExecutionProvider"), t.Options)
+		// which takes the full names ONNX Runtime lists ('QNNExecutionProvider',
+		// 'WebGpuExecutionProvider'); trimming the suffix would give 'WebGpu', which
+		// it rejects (it wants 'WebGPU').
+		return opts.AppendExecutionProvider(t.Provider, t.Options)
 	}
 }
 

@@ -96,7 +96,7 @@ fetch() {
 		process.stdout.write("sha512-"+c.createHash("sha512").update(f.readFileSync(process.argv[1])).digest("base64"))' "$tgz")
 	if [ "$got" != "$want" ]; then
 		rm -f "$tgz"
-		die "$tgz: integrity $got, want $want (npm view $pkg@$version dist.integrity); removed it, run again"
+		die "$tgz: integrity $got, want $want (npm view $pkg@$version dist.integrity); removed it"
 	fi
 	echo "$tgz"
 }

@@ -139,7 +139,7 @@ func TestRunEndToEnd(t *testing.T) {
 	if cpu.Status != "pass" || cpu.Metrics == nil || cpu.Metrics.P50MS <= 0 || cpu.Metrics.PeakRSSBytes <= 0 || cpu.Metrics.LoadMS <= 0 {
 		t.Errorf("cpu cell: %+v", cpu)
 	}
-	if qnn.Status != "unavailable" || !strings.Contains(qnn.Reason, "QNN execution provider is not supported in this build") {
+	if qnn.Status != "unavailable" || !strings.Contains(qnn.Reason, "QNNExecutionProvider execution provider is not supported in this build") {
 		t.Errorf("qnn cell: %+v", qnn)
 	}
 	if _, ok := m["silero-vad-v5/cuda"]; ok {

@@ -69,7 +69,8 @@ func newRootCmd(g *Globals) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&g.Models, "models", "", "models catalog (default ROOT/models.yaml)")
 	cmd.PersistentFlags().StringVar(&g.Hardware, "hardware", "", "hardware catalog (default ROOT/hardware.yaml)")
 	cmd.AddCommand(newGenerateCmd(g, nil), newVerifyCmd(g, nil), newRunCmd(g, nil),
-		newFetchCmd(g, nil), newModelsCmd(g, nil), newZooCmd(g))
+		newFetchCmd(g, nil), newModelsCmd(g, nil), newZooCmd(g),
+		newDetectCmd(g), newCheckCmd(g), newReportCmd(g))
 	return cmd
 }
 

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hwtest/hwtest/diagnose"
+	"github.com/hwtest/hwtest/onnx"
+	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/zoo"
+)
+
+// CheckOptions is what `hwtest check` acts on.
+type CheckOptions struct {
+	*Globals
+	Providers []string
+	JSON      bool
+}
+
+func newCheckCmd(g *Globals) *cobra.Command {
+	opts := &CheckOptions{Globals: g}
+	cmd := &cobra.Command{
+		Use:   "check MODEL",
+		Short: "Predict which targets can run every operator of a model, before running it",
+		Long: "MODEL is a catalog id, a zoo:NAME or a path to an .onnx file. The model's\n" +
+			"operators are read from the file and compared with each execution provider's\n" +
+			"documented operator support; the prediction is then set against what the latest\n" +
+			"run (reports/latest/matrix.json) saw, when it has the model.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error { return checkRun(opts, args[0]) },
+	}
+	cmd.Flags().StringSliceVar(&opts.Providers, "provider", nil, "EP name or target id (repeatable); default every EP with an operator table")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+// checkResult is one target's prediction, next to what the last run saw.
+type checkResult struct {
+	diagnose.Prediction
+	Observed string `json:"observed,omitempty"` // status in reports/latest, "" when not run
+}
+
+func checkRun(opts *CheckOptions, model string) error {
+	data, id, err := checkModelBytes(opts, model)
+	if err != nil {
+		return err
+	}
+	s, err := onnx.Inspect(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", model, err)
+	}
+	providers := opts.Providers
+	if len(providers) == 0 {
+		providers = diagnose.Providers()
+	}
+	observed := latestStatuses(opts.Globals, id)
+	var results []checkResult
+	for _, p := range providers {
+		pred := diagnose.Predict(s.Ops, p)
+		results = append(results, checkResult{Prediction: pred, Observed: observed[pred.Provider]})
+	}
+	if opts.JSON {
+		e := json.NewEncoder(opts.Stdout)
+		e.SetIndent("", "  ")
+		return e.Encode(results)
+	}
+	fmt.Fprintf(opts.Stdout, "%s: %d operators (%d nodes)\n", model, len(s.Ops), sumOps(s.Ops))
+	for _, r := range results {
+		line := fmt.Sprint(r.Prediction)
+		if r.Observed != "" {
+			line += "   [last run: " + r.Observed + "]"
+		}
+		fmt.Fprintln(opts.Stdout, line)
+	}
+	return nil
+}
+
+// checkModelBytes reads the model a user named: catalog id, zoo:NAME or a file.
+func checkModelBytes(opts *CheckOptions, model string) (data []byte, id string, err error) {
+	if name, ok := strings.CutPrefix(model, "zoo:"); ok {
+		data, _, err = zoo.Build(name)
+		return data, "", err
+	}
+	if _, statErr := os.Stat(model); statErr == nil {
+		data, err = os.ReadFile(model)
+		return data, "", err
+	}
+	c, err := opts.loadCatalogs()
+	if err != nil {
+		return nil, "", err
+	}
+	m, ok := c.Model(model)
+	if !ok {
+		return nil, "", fmt.Errorf("%q is neither a file, a zoo:NAME nor a model in %s", model, relToWD(opts.Models))
+	}
+	rm, err := runtime.ResolveIn(opts.Root, runtime.FromCatalog(m))
+	if err != nil {
+		return nil, "", err
+	}
+	data, err = os.ReadFile(rm.Path)
+	return data, m.ID, err
+}
+
+// latestStatuses maps each provider to the status the latest run gave the model.
+func latestStatuses(g *Globals, model string) map[string]string {
+	out := map[string]string{}
+	if model == "" || g.resolveRoot() != nil {
+		return out
+	}
+	m, err := readMatrixFile(latestMatrix(g))
+	if err != nil {
+		return out
+	}
+	c, err := g.loadCatalogs()
+	if err != nil {
+		return out
+	}
+	for _, cell := range m.Cells {
+		if cell.Model != model {
+			continue
+		}
+		if t, ok := c.Target(cell.Target); ok {
+			out[diagnose.CanonicalProvider(t.Provider)] = string(cell.Status)
+			out[diagnose.CanonicalProvider(t.ID)] = string(cell.Status)
+		}
+	}
+	return out
+}
+
+func sumOps(ops map[string]int) int {
+	n := 0
+	for _, c := range ops {
+		n += c
+	}
+	return n
+}
