@@ -26,13 +26,18 @@ UNIT_PKGS      = $(shell go list ./... | grep -v /generated/)
 MEASURE_TIME ?= 1s
 TEST_MEASURE_TIME ?= 100ms
 
-.PHONY: help setup build generate verify test unit suites run bench clean
+.PHONY: help setup browsers build generate verify test unit suites run bench clean
 
 help: ## list targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
 
-setup: $(ORT_LIB) $(GINKGO) $(HWTEST) ## install ONNX Runtime, the ginkgo CLI and the models (idempotent)
+setup: $(ORT_LIB) $(GINKGO) $(HWTEST) browsers ## install ONNX Runtime, the ginkgo CLI, browsers and the models (idempotent)
 	@$(HWTEST) fetch >/dev/null
+
+# Debian's chromium (wasm, WebGPU on SwiftShader), the Chromium in npm
+# @sparticuz/chromium (WebNN), onnxruntime-web; pinned and integrity-checked.
+browsers:
+	@bash scripts/setup-browsers.sh $(STATE)
 
 $(ORT_LIB):
 	@echo "setup: $(ORT_NPM) → $@"
@@ -66,8 +71,11 @@ test: setup ## run every test: unit tests, hwtest verify, the generated suites o
 	go test -count=1 $(UNIT_PKGS)
 	@$(MAKE) --no-print-directory suites
 
-suites: setup ## run the generated suites on the CPU target
-	HWTEST_MEASURE_TIME=$(TEST_MEASURE_TIME) $(GINKGO) --no-color --label-filter='hw:cpu' ./generated/...
+# Every model on the CPU; one model per family (tag smoke) on each browser target.
+SUITE_FILTER := hw:cpu || (tag:smoke && (hw:wasm || hw:webgpu || hw:webgpu-native || hw:webnn))
+
+suites: setup ## run the generated suites: every model on CPU, one per family on the browser targets
+	HWTEST_MEASURE_TIME=$(TEST_MEASURE_TIME) $(GINKGO) --no-color --keep-going --label-filter='$(SUITE_FILTER)' ./generated/...
 
 run: setup ## run every model on every target here; write reports/<time>/matrix.{md,json}
 	@HWTEST_MEASURE_TIME=$(MEASURE_TIME) $(HWTEST) run

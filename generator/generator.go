@@ -123,6 +123,7 @@ func newFile(dir, pkg string) *jen.File {
 // suiteFile is the package's Ginkgo entry point:
 //
 //	func TestAudio(t *testing.T) { RunSpecs(t, "audio") }
+//	var _ = AfterSuite(runtime.Shutdown)
 func suiteFile(dir, pkg, family string) *jen.File {
 	f := newFile(dir, pkg)
 	f.Func().Id("Test" + exported(pkg)).Params(jen.Id("t").Op("*").Qual("testing", "T")).Block(
@@ -147,7 +148,7 @@ func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target) (*jen
 	if err := family.Check(m); err != nil {
 		return nil, err
 	}
-	for _, l := range []string{m.ID, m.Family} {
+	for _, l := range append([]string{m.ID, m.Family}, m.Tags...) {
 		if err := checkLabel(l); err != nil {
 			return nil, err
 		}
@@ -166,7 +167,13 @@ func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target) (*jen
 	f := newFile(dir, pkg)
 	f.Var().Id("_").Op("=").Id("Describe").Call(
 		jen.Lit(m.ID),
-		jen.Qual(templates.GinkgoPath, "Label").Call(jen.Lit("model:"+m.ID), jen.Lit("family:"+m.Family)),
+		jen.Qual(templates.GinkgoPath, "Label").CallFunc(func(g *jen.Group) {
+			g.Lit("model:" + m.ID)
+			g.Lit("family:" + m.Family)
+			for _, tag := range m.Tags { // tags select models: --label-filter=tag:smoke
+				g.Lit("tag:" + tag)
+			}
+		}),
 		jen.Func().Params().Block(body...),
 	)
 	return f, nil

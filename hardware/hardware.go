@@ -43,6 +43,7 @@ type Report struct {
 	Libraries []Library  `json:"libraries"`
 	Runtime   Probe      `json:"onnxruntime"`
 	Providers []Provider `json:"providers"`
+	Web       *Web       `json:"web,omitempty"`
 }
 
 // Host is the operating system hwtest runs on.
@@ -77,6 +78,8 @@ type env struct {
 	ortInit  func() (runtime.Library, error)
 	ortProbe func(runtime.Target) string
 	getenv   func(string) string
+	// probeBrowsers starts Chromium for the WebGPU adapter and WebNN contexts.
+	probeBrowsers bool
 }
 
 func realEnv() env {
@@ -84,6 +87,7 @@ func realEnv() env {
 		root: "/", goos: goruntime.GOOS, goarch: goruntime.GOARCH,
 		ldconfig: runLdconfig, nvml: readNVML, sysctl: runSysctl,
 		ortInit: runtime.Init, ortProbe: runtime.Unavailable, getenv: os.Getenv,
+		probeBrowsers: true,
 	}
 }
 
@@ -103,6 +107,9 @@ func detect(ctx context.Context, e env, targets []runtime.Target) Report {
 	r.Apple = detectApple(ctx, e)
 	r.Runtime, r.Providers = detectProviders(e, targets)
 	r.Libraries = detectLibraries(ctx, e, r.Runtime)
+	if e.probeBrowsers {
+		r.Web = detectWeb(targets)
+	}
 	return r
 }
 

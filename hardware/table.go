@@ -44,6 +44,10 @@ func (r Report) Table() string {
 		row(l.Probe)
 	}
 	row(r.Runtime)
+	if r.Web != nil {
+		row(r.Web.WebGPU)
+		row(r.Web.WebNN)
+	}
 	tw.Flush()
 
 	if len(r.Providers) > 0 {

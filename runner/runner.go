@@ -62,6 +62,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// Detection is stored with the run, and each result names its device.
 	rts := hardware.Targets(o.Catalogs.Targets)
 	det := hardware.Detect(ctx, rts...)
+	runtime.Shutdown() // the browser probes started Chromium; each suite starts its own
 	if b, err := json.MarshalIndent(det, "", "  "); err == nil {
 		if err := os.WriteFile(filepath.Join(o.OutDir, "detect.json"), b, 0o644); err != nil {
 			return nil, err

@@ -23,7 +23,8 @@ type Cell struct {
 	// placement is set when the target's EP could not take the whole model and the
 	// cell ran with CPU fallback: where the nodes went.
 	placement *Placement
-	session   *Session
+	device    string // what a browser target really ran on
+	session   Backend
 	run       *Run
 	load      time.Duration
 	first     time.Duration
@@ -72,21 +73,8 @@ func (c *Cell) Open() {
 	_ = ResetPeakRSS()
 	c.rssBase, _ = CurrentRSS()
 	start := time.Now()
-	s, err := OpenSession(rm.Path, c.Target, true)
+	s, err := c.openBackend(rm.Path, ref.Inputs)
 	c.load = time.Since(start)
-	if FallbackDisabled(err) {
-		// The EP is here but cannot take every node: run with CPU fallback, and say
-		// how much of the model the EP took.
-		pl, perr := ProfilePlacement(rm.Path, c.Target, ref.Inputs)
-		if perr != nil {
-			c.fail("open", fmt.Errorf("%v; with CPU fallback allowed: %w", err, perr))
-		}
-		c.placement = &pl
-		_ = ResetPeakRSS()
-		start = time.Now()
-		s, err = OpenSession(rm.Path, c.Target, false)
-		c.load = time.Since(start)
-	}
 	if err != nil {
 		c.fail("open", fmt.Errorf("creating a %s session: %w", c.Target.Provider, err))
 	}
@@ -100,6 +88,33 @@ func (c *Cell) Open() {
 	c.run = &Run{Model: c.Model, Target: c.Target, Session: s, Reference: ref, Got: got, Tolerance: c.tolerance()}
 	c.opened = true
 	c.record("open", c.passStatus(), c.passReason(), nil)
+}
+
+// openBackend creates the target's session. Native accelerators are strict first:
+// when the EP is here but cannot take every node, the model runs again with CPU
+// fallback and the profile says how much of it the EP took. Browser targets read
+// onnxruntime-web's own placement log.
+func (c *Cell) openBackend(path string, inputs []Tensor) (Backend, error) {
+	if c.Target.Runner == "browser" {
+		bs, err := openBrowserSession(path, c.Target)
+		if err != nil {
+			return nil, err
+		}
+		c.placement = bs.placement()
+		c.device = bs.device(c.Target)
+		return bs, nil
+	}
+	s, err := OpenSession(path, c.Target, true)
+	if !FallbackDisabled(err) {
+		return s, err
+	}
+	pl, perr := ProfilePlacement(path, c.Target, inputs)
+	if perr != nil {
+		return nil, fmt.Errorf("%v; with CPU fallback allowed: %w", err, perr)
+	}
+	c.placement = &pl
+	_ = ResetPeakRSS()
+	return OpenSession(path, c.Target, false)
 }
 
 // Close releases the target's session.
@@ -143,8 +158,10 @@ func (c *Cell) Measure() {
 	if m.MeanMS > 0 {
 		m.ThroughputPerS = float64(m.Batch) / (m.MeanMS / 1000)
 	}
-	m.PeakRSSBytes, _ = PeakRSS()
-	m.BaseRSSBytes = c.rssBase
+	if c.Target.Runner != "browser" { // the model lives in Chromium, not in this process
+		m.PeakRSSBytes, _ = PeakRSS()
+		m.BaseRSSBytes = c.rssBase
+	}
 	c.record("measure", c.passStatus(), c.passReason(), func(r *CellReport) { r.Metrics = &m })
 }
 
@@ -178,7 +195,7 @@ func (c *Cell) mustBeOpen() {
 // the CPU.
 func (c *Cell) passStatus() Status {
 	if c.placement != nil {
-		if nodes, _ := c.placement.Share(c.Target.Provider); nodes < 100 {
+		if nodes, _ := c.placement.Share(c.Target.ep()); nodes < 100 {
 			return StatusPartial
 		}
 	}
@@ -190,7 +207,7 @@ func (c *Cell) passStatus() Status {
 func (c *Cell) passReason() string {
 	var why []string
 	if c.passStatus() == StatusPartial {
-		why = append(why, c.placement.Summary(c.Target.Provider))
+		why = append(why, c.placement.Summary(c.Target.ep()))
 	}
 	if c.Target.ExpectFail != "" {
 		why = append(why, "unexpected pass: hardware.yaml declares this family incompatible with "+c.Target.ID+": "+c.Target.ExpectFail)
@@ -234,7 +251,7 @@ func (c *Cell) provenance() *Provenance {
 		ORTVersion: lib.Version, ORTLibrary: lib.Path, ORTLibSHA256: lib.SHA256,
 		Provider: c.Target.Provider, Options: c.Target.Options,
 		HostCPU: HostCPU(), ModelSHA256: c.model.SHA256,
-		Device: devices()[c.Target.ID][0], Driver: devices()[c.Target.ID][1],
+		Device: c.deviceName(), Driver: devices()[c.Target.ID][1],
 		CatalogCommit: os.Getenv("HWTEST_CATALOG_COMMIT"), Time: time.Now().UTC(),
 	}
 }
@@ -243,6 +260,13 @@ func (c *Cell) provenance() *Provenance {
 func (r CellReport) String() string {
 	b, _ := json.Marshal(r)
 	return string(b)
+}
+
+func (c *Cell) deviceName() string {
+	if c.device != "" {
+		return c.device
+	}
+	return devices()[c.Target.ID][0]
 }
 
 // DevicesEnv carries `hwtest run`'s hardware detection to its suite processes: a

@@ -20,7 +20,7 @@ type Invariant struct {
 type Run struct {
 	Model     Model
 	Target    Target
-	Session   *Session
+	Session   Backend
 	Reference *Reference
 	Got       []Tensor  // the target's outputs on Reference.Inputs
 	Tolerance Tolerance // the model's when set, else the target's

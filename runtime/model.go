@@ -58,5 +58,13 @@ type Target struct {
 // target cannot be strict: with CPU fallback disabled every CPU session fails.
 func (t Target) Accelerator() bool { return t.Provider != CPUProvider }
 
+// ep is the execution provider name nodes report when they run on this target.
+func (t Target) ep() string {
+	if t.Runner == "browser" {
+		return webEP(t)
+	}
+	return t.Provider
+}
+
 // CPUProvider is ONNX Runtime's name for the default execution provider.
 const CPUProvider = "CPUExecutionProvider"

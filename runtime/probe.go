@@ -3,11 +3,9 @@ package runtime
 import (
 	"fmt"
 	"sync"
-)
 
-// BrowserRunnerMissing is the reason browser targets are unavailable until the
-// browser runner exists; it is a fact about this build, not a guess about the machine.
-const BrowserRunnerMissing = "browser runner not built yet: onnxruntime-web targets are not run by this version of hwtest"
+	"github.com/hwtest/hwtest/browser"
+)
 
 var probeCache sync.Map // target id -> string
 
@@ -26,7 +24,7 @@ func Unavailable(t Target) string {
 
 func probe(t Target) string {
 	if t.Runner == "browser" {
-		return BrowserRunnerMissing
+		return browser.Available(BrowserConfig(), t.Provider, t.Bundle)
 	}
 	lib, err := Init()
 	if err != nil {

@@ -131,7 +131,7 @@ const streamChunks = 4
 
 // RunChunks runs a stateful model n times, feeding each run's state output back as
 // the next run's state input, with fresh seeded values for the other float inputs.
-func RunChunks(s *Session, m Model, first []Tensor, n int) ([][]Tensor, error) {
+func RunChunks(s Backend, m Model, first []Tensor, n int) ([][]Tensor, error) {
 	if m.Outputs.StateIn == "" {
 		return nil, fmt.Errorf("outputs.state is set but outputs.state_input is not")
 	}

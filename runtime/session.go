@@ -252,7 +252,7 @@ type Bound struct {
 }
 
 // Bind converts inputs once for repeated timed runs.
-func (s *Session) Bind(inputs []Tensor) (*Bound, error) {
+func (s *Session) Bind(inputs []Tensor) (TimedRun, error) {
 	b := &Bound{s: s}
 	for _, in := range inputs {
 		v, err := toValue(in)

@@ -175,3 +175,32 @@ func readMatrix(t *testing.T, path string) map[string]matrix.Cell {
 	}
 	return cells
 }
+
+// onnxruntime-web 1.30's native WebGPU EP (ort.webgpu.min.js) gets silero VAD wrong on
+// these machines while its JSEP bundle and wasm agree with native ONNX Runtime. The
+// matrix must show that as a mismatch with the error's size, not hide it.
+func TestBrowserMismatchIsReported(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Chromium")
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		t.Skip("run `make setup` first (chromium): ", err)
+	}
+	reports := t.TempDir()
+	code, stdout, stderr := hwtest("run", "--root", "../..", "--no-generate", "--reports", reports,
+		"--model", "silero-vad-v5", "--target", "wasm", "--target", "webgpu-native")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	m := readMatrix(t, filepath.Join(reports, "latest", "matrix.json"))
+	wasm, native := m["silero-vad-v5/wasm"], m["silero-vad-v5/webgpu-native"]
+	if wasm.Status != "pass" || !strings.Contains(wasm.Provenance.Device, "WebAssembly") {
+		t.Errorf("wasm: %+v", wasm)
+	}
+	if native.Status != "mismatch" || native.Worst == nil || native.Worst.AbsErr < 0.01 {
+		t.Errorf("webgpu-native: %s %q worst %+v", native.Status, native.Reason, native.Worst)
+	}
+	if !strings.Contains(native.Provenance.Device, "software fallback adapter") {
+		t.Errorf("the matrix does not say WebGPU ran on a software adapter: %q", native.Provenance.Device)
+	}
+}

@@ -30,6 +30,7 @@ func newDetectCmd(g *Globals) *cobra.Command {
 				}
 				targets = hardware.Targets(c.Targets)
 			}
+			defer runtime.Shutdown() // the browser probes started Chromium
 			r := hardware.Detect(cmd.Context(), targets...)
 			if asJSON {
 				e := json.NewEncoder(g.Stdout)

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 )
 
-var _ = Describe("silero-vad-v6", Label("model:silero-vad-v6", "family:audio"), func() {
+var _ = Describe("silero-vad-v6", Label("model:silero-vad-v6", "family:audio", "tag:vad", "tag:real"), func() {
 	model := runtime.Model{
 		ID:     "silero-vad-v6",
 		Family: "audio",
@@ -217,13 +217,37 @@ var _ = Describe("silero-vad-v6", Label("model:silero-vad-v6", "family:audio"), 
 	Context("webgpu", Ordered, Label("hw:webgpu"), func() {
 		cell := runtime.NewCell(model, runtime.Target{
 			ID:        "webgpu",
-			Name:      "WebGPU (onnxruntime-web in Chromium)",
+			Name:      "WebGPU (onnxruntime-web JSEP, ort.min.js, in Chromium)",
 			Runner:    "browser",
 			Provider:  "webgpu",
 			Bundle:    "ort.min.js",
 			Precision: "fp32",
 			Tolerance: runtime.Tolerance{RTol: 0.001, ATol: 0.0001},
 			Fallback:  []string{"wasm"},
+		})
+		BeforeAll(cell.Open)
+		AfterAll(cell.Close)
+		It("measures load, latency and memory", cell.Measure)
+		It(runtime.OutputsAgree.Name, func() {
+			cell.Check(runtime.OutputsAgree)
+		})
+		It(runtime.ProbabilitiesInUnitRange.Name, func() {
+			cell.Check(runtime.ProbabilitiesInUnitRange)
+		})
+		It(runtime.StreamingStateAgrees.Name, func() {
+			cell.Check(runtime.StreamingStateAgrees)
+		})
+	})
+	Context("webgpu-native", Ordered, Label("hw:webgpu-native"), func() {
+		cell := runtime.NewCell(model, runtime.Target{
+			ID:        "webgpu-native",
+			Name:      "WebGPU (onnxruntime-web native WebGPU EP, ort.webgpu.min.js, in Chromium)",
+			Runner:    "browser",
+			Provider:  "webgpu",
+			Bundle:    "ort.webgpu.min.js",
+			Precision: "fp32",
+			Tolerance: runtime.Tolerance{RTol: 0.001, ATol: 0.0001},
+			Fallback:  []string{"webgpu", "wasm"},
 		})
 		BeforeAll(cell.Open)
 		AfterAll(cell.Close)

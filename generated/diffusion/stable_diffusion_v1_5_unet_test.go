@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 )
 
-var _ = Describe("stable-diffusion-v1-5-unet", Label("model:stable-diffusion-v1-5-unet", "family:diffusion"), func() {
+var _ = Describe("stable-diffusion-v1-5-unet", Label("model:stable-diffusion-v1-5-unet", "family:diffusion", "tag:smoke", "tag:diffusion"), func() {
 	model := runtime.Model{
 		ID:      "stable-diffusion-v1-5-unet",
 		Family:  "diffusion",
@@ -192,13 +192,34 @@ var _ = Describe("stable-diffusion-v1-5-unet", Label("model:stable-diffusion-v1-
 	Context("webgpu", Ordered, Label("hw:webgpu"), func() {
 		cell := runtime.NewCell(model, runtime.Target{
 			ID:        "webgpu",
-			Name:      "WebGPU (onnxruntime-web in Chromium)",
+			Name:      "WebGPU (onnxruntime-web JSEP, ort.min.js, in Chromium)",
 			Runner:    "browser",
 			Provider:  "webgpu",
 			Bundle:    "ort.min.js",
 			Precision: "fp32",
 			Tolerance: runtime.Tolerance{RTol: 0.001, ATol: 0.0001},
 			Fallback:  []string{"wasm"},
+		})
+		BeforeAll(cell.Open)
+		AfterAll(cell.Close)
+		It("measures load, latency and memory", cell.Measure)
+		It(runtime.OutputsAgree.Name, func() {
+			cell.Check(runtime.OutputsAgree)
+		})
+		It(runtime.SameInputsSameOutputs.Name, func() {
+			cell.Check(runtime.SameInputsSameOutputs)
+		})
+	})
+	Context("webgpu-native", Ordered, Label("hw:webgpu-native"), func() {
+		cell := runtime.NewCell(model, runtime.Target{
+			ID:        "webgpu-native",
+			Name:      "WebGPU (onnxruntime-web native WebGPU EP, ort.webgpu.min.js, in Chromium)",
+			Runner:    "browser",
+			Provider:  "webgpu",
+			Bundle:    "ort.webgpu.min.js",
+			Precision: "fp32",
+			Tolerance: runtime.Tolerance{RTol: 0.001, ATol: 0.0001},
+			Fallback:  []string{"webgpu", "wasm"},
 		})
 		BeforeAll(cell.Open)
 		AfterAll(cell.Close)

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 )
 
-var _ = Describe("mixtral-8x7b", Label("model:mixtral-8x7b", "family:mixture-of-experts"), func() {
+var _ = Describe("mixtral-8x7b", Label("model:mixtral-8x7b", "family:mixture-of-experts", "tag:smoke", "tag:llm", "tag:moe"), func() {
 	model := runtime.Model{
 		ID:      "mixtral-8x7b",
 		Family:  "mixture-of-experts",
@@ -213,13 +213,37 @@ var _ = Describe("mixtral-8x7b", Label("model:mixtral-8x7b", "family:mixture-of-
 	Context("webgpu", Ordered, Label("hw:webgpu"), func() {
 		cell := runtime.NewCell(model, runtime.Target{
 			ID:        "webgpu",
-			Name:      "WebGPU (onnxruntime-web in Chromium)",
+			Name:      "WebGPU (onnxruntime-web JSEP, ort.min.js, in Chromium)",
 			Runner:    "browser",
 			Provider:  "webgpu",
 			Bundle:    "ort.min.js",
 			Precision: "fp32",
 			Tolerance: runtime.Tolerance{RTol: 0.001, ATol: 0.0001},
 			Fallback:  []string{"wasm"},
+		})
+		BeforeAll(cell.Open)
+		AfterAll(cell.Close)
+		It("measures load, latency and memory", cell.Measure)
+		It(runtime.OutputsAgree.Name, func() {
+			cell.Check(runtime.OutputsAgree)
+		})
+		It(runtime.ArgmaxAgrees.Name, func() {
+			cell.Check(runtime.ArgmaxAgrees)
+		})
+		It(runtime.RouterTopKAgrees.Name, func() {
+			cell.Check(runtime.RouterTopKAgrees)
+		})
+	})
+	Context("webgpu-native", Ordered, Label("hw:webgpu-native"), func() {
+		cell := runtime.NewCell(model, runtime.Target{
+			ID:        "webgpu-native",
+			Name:      "WebGPU (onnxruntime-web native WebGPU EP, ort.webgpu.min.js, in Chromium)",
+			Runner:    "browser",
+			Provider:  "webgpu",
+			Bundle:    "ort.webgpu.min.js",
+			Precision: "fp32",
+			Tolerance: runtime.Tolerance{RTol: 0.001, ATol: 0.0001},
+			Fallback:  []string{"webgpu", "wasm"},
 		})
 		BeforeAll(cell.Open)
 		AfterAll(cell.Close)

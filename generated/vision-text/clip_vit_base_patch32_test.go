@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 )
 
-var _ = Describe("clip-vit-base-patch32", Label("model:clip-vit-base-patch32", "family:vision-text"), func() {
+var _ = Describe("clip-vit-base-patch32", Label("model:clip-vit-base-patch32", "family:vision-text", "tag:smoke", "tag:vision", "tag:nlp", "tag:contrastive"), func() {
 	model := runtime.Model{
 		ID:      "clip-vit-base-patch32",
 		Family:  "vision-text",
@@ -193,13 +193,34 @@ var _ = Describe("clip-vit-base-patch32", Label("model:clip-vit-base-patch32", "
 	Context("webgpu", Ordered, Label("hw:webgpu"), func() {
 		cell := runtime.NewCell(model, runtime.Target{
 			ID:        "webgpu",
-			Name:      "WebGPU (onnxruntime-web in Chromium)",
+			Name:      "WebGPU (onnxruntime-web JSEP, ort.min.js, in Chromium)",
 			Runner:    "browser",
 			Provider:  "webgpu",
 			Bundle:    "ort.min.js",
 			Precision: "fp32",
 			Tolerance: runtime.Tolerance{RTol: 0.001, ATol: 0.0001},
 			Fallback:  []string{"wasm"},
+		})
+		BeforeAll(cell.Open)
+		AfterAll(cell.Close)
+		It("measures load, latency and memory", cell.Measure)
+		It(runtime.OutputsAgree.Name, func() {
+			cell.Check(runtime.OutputsAgree)
+		})
+		It(runtime.RankingAgrees.Name, func() {
+			cell.Check(runtime.RankingAgrees)
+		})
+	})
+	Context("webgpu-native", Ordered, Label("hw:webgpu-native"), func() {
+		cell := runtime.NewCell(model, runtime.Target{
+			ID:        "webgpu-native",
+			Name:      "WebGPU (onnxruntime-web native WebGPU EP, ort.webgpu.min.js, in Chromium)",
+			Runner:    "browser",
+			Provider:  "webgpu",
+			Bundle:    "ort.webgpu.min.js",
+			Precision: "fp32",
+			Tolerance: runtime.Tolerance{RTol: 0.001, ATol: 0.0001},
+			Fallback:  []string{"webgpu", "wasm"},
 		})
 		BeforeAll(cell.Open)
 		AfterAll(cell.Close)

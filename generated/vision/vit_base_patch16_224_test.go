@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 )
 
-var _ = Describe("vit-base-patch16-224", Label("model:vit-base-patch16-224", "family:vision"), func() {
+var _ = Describe("vit-base-patch16-224", Label("model:vit-base-patch16-224", "family:vision", "tag:smoke", "tag:vision"), func() {
 	model := runtime.Model{
 		ID:      "vit-base-patch16-224",
 		Family:  "vision",
@@ -237,13 +237,40 @@ var _ = Describe("vit-base-patch16-224", Label("model:vit-base-patch16-224", "fa
 	Context("webgpu", Ordered, Label("hw:webgpu"), func() {
 		cell := runtime.NewCell(model, runtime.Target{
 			ID:        "webgpu",
-			Name:      "WebGPU (onnxruntime-web in Chromium)",
+			Name:      "WebGPU (onnxruntime-web JSEP, ort.min.js, in Chromium)",
 			Runner:    "browser",
 			Provider:  "webgpu",
 			Bundle:    "ort.min.js",
 			Precision: "fp32",
 			Tolerance: runtime.Tolerance{RTol: 0.001, ATol: 0.0001},
 			Fallback:  []string{"wasm"},
+		})
+		BeforeAll(cell.Open)
+		AfterAll(cell.Close)
+		It("measures load, latency and memory", cell.Measure)
+		It(runtime.OutputsAgree.Name, func() {
+			cell.Check(runtime.OutputsAgree)
+		})
+		It(runtime.TopKAgrees.Name, func() {
+			cell.Check(runtime.TopKAgrees)
+		})
+		It(runtime.ProbabilitiesInUnitRange.Name, func() {
+			cell.Check(runtime.ProbabilitiesInUnitRange)
+		})
+		It(runtime.DistributionSumsToOne.Name, func() {
+			cell.Check(runtime.DistributionSumsToOne)
+		})
+	})
+	Context("webgpu-native", Ordered, Label("hw:webgpu-native"), func() {
+		cell := runtime.NewCell(model, runtime.Target{
+			ID:        "webgpu-native",
+			Name:      "WebGPU (onnxruntime-web native WebGPU EP, ort.webgpu.min.js, in Chromium)",
+			Runner:    "browser",
+			Provider:  "webgpu",
+			Bundle:    "ort.webgpu.min.js",
+			Precision: "fp32",
+			Tolerance: runtime.Tolerance{RTol: 0.001, ATol: 0.0001},
+			Fallback:  []string{"webgpu", "wasm"},
 		})
 		BeforeAll(cell.Open)
 		AfterAll(cell.Close)
