@@ -213,6 +213,53 @@ var _ = Describe("llava-1.5-7b", Label("model:llava-1.5-7b", "family:multimodal"
 			cell.Check(runtime.Causality)
 		})
 	})
+	Context("xnnpack", Ordered, Label("hw:xnnpack"), func() {
+		cell := runtime.NewCell(model, runtime.Target{
+			ID:        "xnnpack",
+			Name:      "XNNPACK (ONNX Runtime's EP for ARM and x86 CPUs)",
+			Runner:    "native",
+			Provider:  "XnnpackExecutionProvider",
+			Options:   map[string]string{"intra_op_num_threads": "1"},
+			Precision: "fp32",
+			Tolerance: runtime.Tolerance{RTol: 0.0001, ATol: 1e-05},
+			Fallback:  []string{"cpu"},
+		})
+		BeforeAll(cell.Open)
+		AfterAll(cell.Close)
+		It("measures load, latency and memory", cell.Measure)
+		It(runtime.OutputsAgree.Name, func() {
+			cell.Check(runtime.OutputsAgree)
+		})
+		It(runtime.ArgmaxAgrees.Name, func() {
+			cell.Check(runtime.ArgmaxAgrees)
+		})
+		It(runtime.Causality.Name, func() {
+			cell.Check(runtime.Causality)
+		})
+	})
+	Context("webgpu-ort", Ordered, Label("hw:webgpu-ort"), func() {
+		cell := runtime.NewCell(model, runtime.Target{
+			ID:        "webgpu-ort",
+			Name:      "WebGPU (ONNX Runtime's native WebGPU EP, Dawn)",
+			Runner:    "native",
+			Provider:  "WebGpuExecutionProvider",
+			Precision: "fp32",
+			Tolerance: runtime.Tolerance{RTol: 0.001, ATol: 0.0001},
+			Fallback:  []string{"cpu"},
+		})
+		BeforeAll(cell.Open)
+		AfterAll(cell.Close)
+		It("measures load, latency and memory", cell.Measure)
+		It(runtime.OutputsAgree.Name, func() {
+			cell.Check(runtime.OutputsAgree)
+		})
+		It(runtime.ArgmaxAgrees.Name, func() {
+			cell.Check(runtime.ArgmaxAgrees)
+		})
+		It(runtime.Causality.Name, func() {
+			cell.Check(runtime.Causality)
+		})
+	})
 	Context("webgpu", Ordered, Label("hw:webgpu"), func() {
 		cell := runtime.NewCell(model, runtime.Target{
 			ID:        "webgpu",
