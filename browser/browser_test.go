@@ -554,3 +554,29 @@ func TestCloseAllLeavesNoProcess(t *testing.T) {
 		}
 	}
 }
+
+// The browser's processes hold memory, and a page that allocates raises the peak.
+func TestPeakMemory(t *testing.T) {
+	requireBrowser(t, "wasm", DefaultBundle)
+	b, err := Shared(Config{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.ResetPeakMemory()
+	before := b.PeakMemory()
+	if before <= 0 {
+		t.Fatalf("peak memory %d", before)
+	}
+	ctx, cancel, err := b.tab()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	// 256 MiB touched in the renderer.
+	if _, err := evalJS[int](ctx, time.Minute, `(() => { const a = new Uint8Array(256<<20); a.fill(1); globalThis.keep = a; return a.length })()`); err != nil {
+		t.Fatal(err)
+	}
+	if after := b.PeakMemory(); after-before < 200<<20 {
+		t.Errorf("peak grew by %d MiB after touching 256 MiB", (after-before)>>20)
+	}
+}

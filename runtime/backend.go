@@ -52,6 +52,7 @@ func openBrowserSession(path string, t Target) (*browserSession, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.ResetPeakMemory()
 	s, err := b.Open(path, t.Provider, t.Bundle)
 	if err != nil {
 		return nil, err
@@ -89,6 +90,9 @@ func (bs *browserSession) Bind(inputs []Tensor) (TimedRun, error) {
 }
 
 func (bs *browserSession) Close() error { return bs.s.Close() }
+
+// peakMemory is Chromium's side of the memory: the model lives there.
+func (bs *browserSession) peakMemory() int64 { return bs.b.PeakMemory() }
 
 // browserTimed times session.run inside the page (performance.now), so the
 // Chrome DevTools round trip is not counted as inference.

@@ -158,9 +158,13 @@ func (c *Cell) Measure() {
 	if m.MeanMS > 0 {
 		m.ThroughputPerS = float64(m.Batch) / (m.MeanMS / 1000)
 	}
-	if c.Target.Runner != "browser" { // the model lives in Chromium, not in this process
+	if bs, ok := c.session.(*browserSession); ok { // the model lives in Chromium
+		m.PeakRSSBytes = bs.peakMemory()
+		m.PeakRSSScope = "Chromium processes (sum of each process's peak: an upper bound)"
+	} else {
 		m.PeakRSSBytes, _ = PeakRSS()
 		m.BaseRSSBytes = c.rssBase
+		m.PeakRSSScope = "hwtest suite process (ONNX Runtime in process)"
 	}
 	c.record("measure", c.passStatus(), c.passReason(), func(r *CellReport) { r.Metrics = &m })
 }

@@ -78,6 +78,9 @@ type Metrics struct {
 	Batch          int64   `json:"batch"`
 	PeakRSSBytes   int64   `json:"peak_rss_bytes"` // VmHWM over the session's life, reset before it
 	BaseRSSBytes   int64   `json:"base_rss_bytes"` // RSS just before the session was created
+	// PeakRSSScope says whose memory PeakRSSBytes is: this process's, or, for
+	// browser targets, the sum of Chromium's processes' peaks (an upper bound).
+	PeakRSSScope string `json:"peak_rss_scope,omitempty"`
 }
 
 // Deviation locates the largest error of a comparison.
