@@ -132,7 +132,7 @@ func (bs *browserSession) placement() *Placement {
 	}
 	out := &Placement{ByProvider: map[string]ProviderShare{}}
 	for ep, n := range p.Nodes {
-		out.ByProvider[ep] = ProviderShare{Nodes: n}
+		out.ByProvider[ep] = ProviderShare{Nodes: n, Partitions: p.Partitions[ep]}
 		out.Nodes += n
 	}
 	return out

@@ -198,10 +198,8 @@ func (c *Cell) mustBeOpen() {
 // passStatus: a cell whose checks hold is a pass, or partial when some nodes ran on
 // the CPU.
 func (c *Cell) passStatus() Status {
-	if c.placement != nil {
-		if nodes, _ := c.placement.Share(c.Target.ep()); nodes < 100 {
-			return StatusPartial
-		}
+	if c.placement != nil && !c.placement.AllOn(c.Target.ep()) {
+		return StatusPartial
 	}
 	return StatusPass
 }

@@ -21,6 +21,20 @@ type Placement struct {
 type ProviderShare struct {
 	Nodes  int   `json:"nodes"`
 	TimeUS int64 `json:"time_us"`
+	// Partitions is how many of Nodes are subgraphs the EP compiled as one (WebNN
+	// does); how many model nodes each holds is not logged, so node shares are not
+	// computed for such an EP.
+	Partitions int `json:"partitions,omitempty"`
+}
+
+// AllOn reports whether every node ran on provider.
+func (p Placement) AllOn(provider string) bool {
+	for name, s := range p.ByProvider {
+		if name != provider && s.Nodes > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Share is the percentage of nodes and of kernel time that ran on provider.
@@ -35,21 +49,38 @@ func (p Placement) Share(provider string) (nodesPct, timePct float64) {
 	return nodesPct, timePct
 }
 
-// Summary reads "83% of nodes (91% of time) on CUDA, the rest on CPU".
+// Summary reads "83% of 120 nodes (91% of kernel time) on CUDA, the rest on CPU",
+// or, where the EP compiled partitions, "WebNN ran 1 compiled partition (nodes
+// inside not logged); 71 nodes ran on CPU".
 func (p Placement) Summary(provider string) string {
-	nodes, time := p.Share(provider)
 	var others []string
 	for name := range p.ByProvider {
 		if name != provider {
-			others = append(others, shortProvider(name))
+			others = append(others, name)
 		}
 	}
 	sort.Strings(others)
-	s := fmt.Sprintf("%.0f%% of %d nodes (%.0f%% of kernel time) on %s", nodes, p.Nodes, time, shortProvider(provider))
-	if len(others) > 0 {
-		s += ", the rest on " + strings.Join(others, ", ")
+	if s := p.ByProvider[provider]; s.Partitions > 0 {
+		text := fmt.Sprintf("%s ran %d compiled partition(s) (the nodes inside are not logged)", shortProvider(provider), s.Partitions)
+		for _, o := range others {
+			text += fmt.Sprintf("; %d nodes ran on %s", p.ByProvider[o].Nodes, shortProvider(o))
+		}
+		return text
 	}
-	return s
+	nodes, time := p.Share(provider)
+	text := fmt.Sprintf("%.0f%% of %d nodes", nodes, p.Nodes)
+	if p.TimeUS > 0 {
+		text += fmt.Sprintf(" (%.0f%% of kernel time)", time)
+	}
+	text += " on " + shortProvider(provider)
+	if len(others) > 0 {
+		short := make([]string, len(others))
+		for i, o := range others {
+			short[i] = shortProvider(o)
+		}
+		text += ", the rest on " + strings.Join(short, ", ")
+	}
+	return text
 }
 
 func shortProvider(name string) string { return strings.TrimSuffix(name, "ExecutionProvider") }

@@ -28,6 +28,14 @@ func TestParsePlacement(t *testing.T) {
 	if got := p.Summary("CUDAExecutionProvider"); got != "67% of 3 nodes (87% of kernel time) on CUDA, the rest on CPU" {
 		t.Errorf("summary %q", got)
 	}
+	if p.AllOn("CUDAExecutionProvider") {
+		t.Error("AllOn with a node on the CPU")
+	}
+	web := Placement{Nodes: 72, ByProvider: map[string]ProviderShare{
+		"WebNNExecutionProvider": {Nodes: 1, Partitions: 1}, CPUProvider: {Nodes: 71}}}
+	if got := web.Summary("WebNNExecutionProvider"); got != "WebNN ran 1 compiled partition(s) (the nodes inside are not logged); 71 nodes ran on CPU" {
+		t.Errorf("partition summary %q", got)
+	}
 	if _, err := ParsePlacement([]byte(`[{"cat":"Session"}]`)); err == nil {
 		t.Error("a profile without nodes was accepted")
 	}
