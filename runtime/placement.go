@@ -83,7 +83,12 @@ func (p Placement) Summary(provider string) string {
 	return text
 }
 
-func shortProvider(name string) string { return strings.TrimSuffix(name, "ExecutionProvider") }
+func shortProvider(name string) string {
+	if name == "JsExecutionProvider" {
+		return "WebGPU (JSEP)" // onnxruntime-web's JavaScript EP is how ort.min.js runs WebGPU
+	}
+	return strings.TrimSuffix(name, "ExecutionProvider")
+}
 
 // profileEvent is one event of ONNX Runtime's profile (Chrome trace format). A
 // node's kernel run is cat "Node", name "<node>_kernel_time", with args.provider.
