@@ -9,7 +9,7 @@ import (
 
 var (
 	modelFields     = []string{"id", "family", "architecture", "task", "source", "sha256", "fixture", "inputs", "outputs", "tolerance", "tags", "tier"}
-	inputFields     = []string{"dims", "value", "range"}
+	inputFields     = []string{"dims", "value", "range", "real_only"}
 	outputFields    = []string{"primary", "state", "state_input", "probabilities", "distribution", "ranking", "router", "router_top_k"}
 	toleranceFields = []string{"rtol", "atol"}
 )
@@ -275,6 +275,13 @@ func (d *decoder) input(ctx string, n *yaml.Node) (Input, bool) {
 		}
 		valid = valid && ok
 		in.Range = r
+	}
+	if v, ok := f["real_only"]; ok {
+		if v.value.Kind != yaml.ScalarNode || (v.value.Value != "true" && v.value.Value != "false") {
+			d.errorf(v.value, "%s: real_only is true or false", ctx)
+			valid = false
+		}
+		in.RealOnly = v.value.Value == "true"
 	}
 	_, hasValue := f["value"]
 	_, hasRange := f["range"]

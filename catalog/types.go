@@ -49,6 +49,9 @@ type Input struct {
 	Dims  []int64   `yaml:"dims,omitempty"`  // concrete shape; replaces symbolic dims
 	Value []float64 `yaml:"value,omitempty"` // fixed values (a sample rate, token ids)
 	Range []float64 `yaml:"range,omitempty"` // [low, high] for random values
+	// RealOnly marks an input only the real export has (BERT's token_type_ids):
+	// its tiny fixture skips the override instead of calling it unknown.
+	RealOnly bool `yaml:"real_only,omitempty"`
 }
 
 // OutputSpec names the outputs a family check reads when the model has several.

@@ -34,11 +34,15 @@ var (
 // BrowserConfig is where the browser runner finds Chromium and onnxruntime-web: the
 // folder `make setup` fills.
 func BrowserConfig() browser.Config {
-	root, err := Root()
-	if err != nil {
-		return browser.Config{}
+	var cfg browser.Config
+	if root, err := Root(); err == nil {
+		cfg.StateDir = filepath.Join(root, StateDir)
 	}
-	return browser.Config{StateDir: filepath.Join(root, StateDir)}
+	// One inference in the page is bounded like a native one.
+	if d, err := RunTimeout(); err == nil {
+		cfg.Timeout = d
+	}
+	return cfg
 }
 
 // browserSession is an onnxruntime-web session behind the Backend interface.
@@ -48,6 +52,9 @@ type browserSession struct {
 }
 
 func openBrowserSession(path string, t Target) (*browserSession, error) {
+	if _, err := RunTimeout(); err != nil {
+		return nil, err
+	}
 	b, err := browser.Shared(BrowserConfig(), t.Provider == "webnn")
 	if err != nil {
 		return nil, err

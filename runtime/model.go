@@ -19,6 +19,8 @@ type Input struct {
 	Dims  []int64   // concrete shape
 	Value []float64 // fixed values; one value fills the whole tensor
 	Range []float64 // [low, high) for seeded random values
+	// RealOnly: only the real export has this input; its fixture skips it.
+	RealOnly bool
 }
 
 // Outputs names the outputs family checks read; see models.yaml's outputs.

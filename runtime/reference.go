@@ -100,12 +100,13 @@ func computeReference(m Model, rm ResolvedModel) (*Reference, error) {
 	defer s.Close()
 	overrides := m.Inputs
 	if rm.Fixture != "" {
-		// The catalog's overrides describe the real export; its tiny stand-in may
-		// lack some of its inputs (BERT's token_type_ids).
+		// The catalog's overrides describe the real export; inputs marked
+		// real_only (BERT's token_type_ids) do not exist in its tiny stand-in. Any
+		// other unknown name is still an error: a typo must not pass silently.
 		overrides = map[string]Input{}
-		for _, in := range s.Inputs() {
-			if ov, ok := m.Inputs[in.Name]; ok {
-				overrides[in.Name] = ov
+		for name, ov := range m.Inputs {
+			if !ov.RealOnly {
+				overrides[name] = ov
 			}
 		}
 	}

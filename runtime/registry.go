@@ -43,7 +43,7 @@ func FromCatalog(m catalog.Model) Model {
 	if len(m.Inputs) > 0 {
 		out.Inputs = map[string]Input{}
 		for name, in := range m.Inputs {
-			out.Inputs[name] = Input{Dims: in.Dims, Value: in.Value, Range: in.Range}
+			out.Inputs[name] = Input{Dims: in.Dims, Value: in.Value, Range: in.Range, RealOnly: in.RealOnly}
 		}
 	}
 	if m.Tolerance != nil {

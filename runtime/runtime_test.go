@@ -310,3 +310,57 @@ func TestRunTimeout(t *testing.T) {
 		t.Errorf("want ErrRunTimeout, got %v", err)
 	}
 }
+
+// A timeout that fires after a run ended must not poison the next runs of the same
+// bound inputs (the terminate flag lives in the reused RunOptions).
+func TestBoundRunsAfterALateTimeout(t *testing.T) {
+	requireORT(t)
+	p := writeZoo(t, "tiny-bert")
+	s, err := OpenSession(p, Target{Provider: CPUProvider}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	in, _ := SynthesizeInputs("t", s.Inputs(), nil)
+	tr, err := s.Bind(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	b := tr.(*Bound)
+	b.opts.Terminate() // as a timer firing just after the last run would
+	if _, err := b.Run(); err != nil {
+		t.Errorf("run after a late timeout: %v", err)
+	}
+}
+
+func TestRunTimeoutRejectsNonsense(t *testing.T) {
+	t.Setenv("HWTEST_RUN_TIMEOUT", "banana")
+	if _, err := RunTimeout(); err == nil || !strings.Contains(err.Error(), "HWTEST_RUN_TIMEOUT") {
+		t.Errorf("banana: %v", err)
+	}
+	t.Setenv("HWTEST_RUN_TIMEOUT", "90s")
+	if d, err := RunTimeout(); err != nil || d != 90*time.Second {
+		t.Errorf("90s: %v %v", d, err)
+	}
+}
+
+// On a fixture, only overrides marked real_only may name inputs the fixture lacks:
+// a typo still fails, instead of passing silently.
+func TestFixtureOverrides(t *testing.T) {
+	requireORT(t)
+	p := writeZoo(t, "tiny-gpt2")
+	cpu := Target{ID: "cpu", Provider: CPUProvider}
+	m := Model{ID: "gpt2", Fixture: "zoo:tiny-gpt2", Inputs: map[string]Input{
+		"token_type_ids": {Value: []float64{0}, RealOnly: true},
+	}}
+	if _, done, err := OpenRun(m, p, p, cpu); err != nil {
+		t.Errorf("real_only override on a fixture: %v", err)
+	} else {
+		done()
+	}
+	m.Inputs["input_idz"] = Input{Dims: []int64{1, 4}}
+	if _, _, err := OpenRun(m, p, p, cpu); err == nil || !strings.Contains(err.Error(), `input override "input_idz": the model has no such input`) {
+		t.Errorf("typo'd override on a fixture: %v", err)
+	}
+}

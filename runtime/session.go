@@ -23,14 +23,18 @@ type Session struct {
 }
 
 // RunTimeout bounds one inference; a hung run is terminated and reported as an
-// error instead of stalling the suite. HWTEST_RUN_TIMEOUT overrides it.
-func RunTimeout() time.Duration {
-	if s := os.Getenv("HWTEST_RUN_TIMEOUT"); s != "" {
-		if d, err := time.ParseDuration(s); err == nil {
-			return d
-		}
+// error instead of stalling the suite. HWTEST_RUN_TIMEOUT overrides it; a value
+// that is not a positive duration is an error, not silently the default.
+func RunTimeout() (time.Duration, error) {
+	s := os.Getenv("HWTEST_RUN_TIMEOUT")
+	if s == "" {
+		return 60 * time.Second, nil
 	}
-	return 60 * time.Second
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("HWTEST_RUN_TIMEOUT=%q: want a positive duration such as 30s or 2m", s)
+	}
+	return d, nil
 }
 
 // newSessionOptions builds the options for a target: its execution provider with its
@@ -162,11 +166,15 @@ func openSession(path string, t Target, strict bool, profilePrefix string) (*Ses
 	if err != nil {
 		return nil, err
 	}
+	timeout, err := RunTimeout()
+	if err != nil {
+		return nil, err
+	}
 	s, err := ort.NewDynamicAdvancedSession(path, names(inputs), names(outputs), opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Session{session: s, inputs: specs, outputs: outputs, timeout: RunTimeout()}, nil
+	return &Session{session: s, inputs: specs, outputs: outputs, timeout: timeout}, nil
 }
 
 // Inputs is the model's input metadata.
@@ -274,6 +282,11 @@ func (s *Session) Bind(inputs []Tensor) (TimedRun, error) {
 // Run runs one inference and returns how long ONNX Runtime took, outputs
 // allocated and released included (they are part of every real inference).
 func (b *Bound) Run() (time.Duration, error) {
+	// A timer that fired just after the previous run ended left the flag set;
+	// without this every later run would be refused.
+	if err := b.opts.UnsetTerminate(); err != nil {
+		return 0, err
+	}
 	outs := make([]ort.Value, len(b.s.outputs))
 	timer := time.AfterFunc(b.s.timeout, func() { b.opts.Terminate() })
 	start := time.Now()

@@ -270,6 +270,9 @@ func ModelLiteral(m catalog.Model) jen.Code {
 			if in.Range != nil {
 				f = append(f, field("Range", floats(in.Range)))
 			}
+			if in.RealOnly {
+				f = append(f, field("RealOnly", jen.True()))
+			}
 			inputs[jen.Lit(name)] = jen.Values(f...)
 		}
 		fields = append(fields, field("Inputs", jen.Map(jen.String()).Qual(RuntimePath, "Input").Values(inputs)))

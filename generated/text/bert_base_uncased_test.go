@@ -19,7 +19,7 @@ var _ = Describe("bert-base-uncased", Label("model:bert-base-uncased", "family:t
 		Inputs: map[string]runtime.Input{
 			"attention_mask": {Value: []float64{1.0}},
 			"input_ids":      {Dims: []int64{2, 8}, Range: []float64{1.0, 1000.0}},
-			"token_type_ids": {Value: []float64{0.0}},
+			"token_type_ids": {Value: []float64{0.0}, RealOnly: true},
 		},
 		Outputs: runtime.Outputs{Primary: "last_hidden_state"},
 	}
