@@ -188,6 +188,11 @@ var providerAliases = map[string]string{
 // CanonicalProvider returns the EP name for a provider or target id ("coreml",
 // "CoreMLExecutionProvider", "webgpu" → the JSEP table hwtest's browser target uses).
 func CanonicalProvider(p string) string {
+	// ONNX Runtime's native WebGPU EP is not JSEP: its full name is kept, not
+	// aliased through the "webgpu" target id.
+	if p == "WebGpuExecutionProvider" {
+		return p
+	}
 	key := strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(p, "ExecutionProvider"), "executionprovider"))
 	if c, ok := providerAliases[key]; ok {
 		return c
@@ -257,7 +262,11 @@ func Predict(opCounts map[string]int, provider string) Prediction {
 	if len(p.Unsupported) == 0 {
 		p.Verdict = "should run"
 	} else {
-		p.Verdict = fmt.Sprintf("partial: %d ops fall back to CPU", len(p.Unsupported))
+		verb := "fall"
+		if len(p.Unsupported) == 1 {
+			verb = "falls"
+		}
+		p.Verdict = fmt.Sprintf("partial: %s %s back to CPU", plural(len(p.Unsupported), "operator"), verb)
 	}
 	return p
 }
@@ -269,7 +278,7 @@ func (p Prediction) String() string {
 		s += fmt.Sprintf(" (%s; %d of %d nodes)", strings.Join(p.Unsupported, ", "), p.FallbackNodes, p.Nodes)
 	}
 	if len(p.Conditions) > 0 {
-		s += fmt.Sprintf("; %d supported op(s) have documented constraints", len(p.Conditions))
+		s += fmt.Sprintf("; %s with documented constraints", plural(len(p.Conditions), "supported operator"))
 	}
 	return s
 }

@@ -108,7 +108,7 @@ func Report(findings []Finding) (markdown []byte, jsonOut []byte) {
 				parts = append(parts, fmt.Sprintf("%d %s", n, s))
 			}
 		}
-		fmt.Fprintf(&md, "%d findings: %s.\n", len(findings), strings.Join(parts, ", "))
+		fmt.Fprintf(&md, "%s: %s.\n", plural(len(findings), "finding"), strings.Join(parts, ", "))
 	}
 	current := Severity("")
 	for _, g := range groups {
@@ -152,4 +152,12 @@ func Report(findings []Finding) (markdown []byte, jsonOut []byte) {
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	return strings.ReplaceAll(s, "`", "'")
+}
+
+// plural writes "1 finding", "2 findings".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -198,7 +198,7 @@ func (c *Cell) mustBeOpen() {
 // passStatus: a cell whose checks hold is a pass, or partial when some nodes ran on
 // the CPU.
 func (c *Cell) passStatus() Status {
-	if c.placement != nil && !c.placement.AllOn(c.Target.ep()) {
+	if c.placement != nil && !c.placement.AllOn(c.Target.EP()) {
 		return StatusPartial
 	}
 	return StatusPass
@@ -209,7 +209,7 @@ func (c *Cell) passStatus() Status {
 func (c *Cell) passReason() string {
 	var why []string
 	if c.passStatus() == StatusPartial {
-		why = append(why, c.placement.Summary(c.Target.ep()))
+		why = append(why, c.placement.Summary(c.Target.EP()))
 	}
 	if c.Target.ExpectFail != "" {
 		why = append(why, "unexpected pass: hardware.yaml declares this family incompatible with "+c.Target.ID+": "+c.Target.ExpectFail)

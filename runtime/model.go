@@ -60,8 +60,8 @@ type Target struct {
 // target cannot be strict: with CPU fallback disabled every CPU session fails.
 func (t Target) Accelerator() bool { return t.Provider != CPUProvider }
 
-// ep is the execution provider name nodes report when they run on this target.
-func (t Target) ep() string {
+// EP is the execution provider name nodes report when they run on this target.
+func (t Target) EP() string {
 	if t.Runner == "browser" {
 		return webEP(t)
 	}

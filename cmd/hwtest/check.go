@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -33,15 +34,16 @@ func newCheckCmd(g *Globals) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error { return checkRun(opts, args[0]) },
 	}
-	cmd.Flags().StringSliceVar(&opts.Providers, "provider", nil, "EP name or target id (repeatable); default every EP with an operator table")
+	cmd.Flags().StringSliceVar(&opts.Providers, "provider", nil, "predict for these EP names instead of hardware.yaml's targets (repeatable)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }
 
-// checkResult is one target's prediction, next to what the last run saw.
+// checkResult is one target's prediction, next to what the last run saw there.
 type checkResult struct {
+	Target string `json:"target"`
 	diagnose.Prediction
-	Observed string `json:"observed,omitempty"` // status in reports/latest, "" when not run
+	Observed string `json:"observed,omitempty"` // the cell's status in reports/latest; "" when not run
 }
 
 func checkRun(opts *CheckOptions, model string) error {
@@ -53,30 +55,35 @@ func checkRun(opts *CheckOptions, model string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", model, err)
 	}
-	providers := opts.Providers
-	if len(providers) == 0 {
-		providers = diagnose.Providers()
-	}
-	observed := latestStatuses(opts.Globals, id)
 	var results []checkResult
-	for _, p := range providers {
-		pred := diagnose.Predict(s.Ops, p)
-		results = append(results, checkResult{Prediction: pred, Observed: observed[pred.Provider]})
+	if len(opts.Providers) > 0 {
+		for _, p := range opts.Providers {
+			results = append(results, checkResult{Prediction: diagnose.Predict(s.Ops, p)})
+		}
+	} else {
+		// One row per hardware.yaml target, predicted from the EP it runs nodes on.
+		c, err := opts.loadCatalogs()
+		if err != nil {
+			return err
+		}
+		observed := latestStatuses(opts.Globals, id)
+		for _, t := range c.Targets {
+			rt := runtime.Target{ID: t.ID, Runner: t.Runner, Provider: t.Provider, Bundle: t.Bundle}
+			results = append(results, checkResult{Target: t.ID, Prediction: diagnose.Predict(s.Ops, rt.EP()), Observed: observed[t.ID]})
+		}
 	}
 	if opts.JSON {
 		e := json.NewEncoder(opts.Stdout)
 		e.SetIndent("", "  ")
 		return e.Encode(results)
 	}
-	fmt.Fprintf(opts.Stdout, "%s: %d operators (%d nodes)\n", model, len(s.Ops), sumOps(s.Ops))
+	fmt.Fprintf(opts.Stdout, "%s: %d operator types, %d nodes\n", model, len(s.Ops), sumOps(s.Ops))
+	tw := tabwriter.NewWriter(opts.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TARGET\tPREDICTION\tLAST RUN")
 	for _, r := range results {
-		line := fmt.Sprint(r.Prediction)
-		if r.Observed != "" {
-			line += "   [last run: " + r.Observed + "]"
-		}
-		fmt.Fprintln(opts.Stdout, line)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", dash(r.Target), r.Prediction, dash(r.Observed))
 	}
-	return nil
+	return tw.Flush()
 }
 
 // checkModelBytes reads the model a user named: catalog id, zoo:NAME or a file.
@@ -105,7 +112,7 @@ func checkModelBytes(opts *CheckOptions, model string) (data []byte, id string, 
 	return data, m.ID, err
 }
 
-// latestStatuses maps each provider to the status the latest run gave the model.
+// latestStatuses maps each target id to the status the latest run gave the model.
 func latestStatuses(g *Globals, model string) map[string]string {
 	out := map[string]string{}
 	if model == "" || g.resolveRoot() != nil {
@@ -115,17 +122,9 @@ func latestStatuses(g *Globals, model string) map[string]string {
 	if err != nil {
 		return out
 	}
-	c, err := g.loadCatalogs()
-	if err != nil {
-		return out
-	}
 	for _, cell := range m.Cells {
-		if cell.Model != model {
-			continue
-		}
-		if t, ok := c.Target(cell.Target); ok {
-			out[diagnose.CanonicalProvider(t.Provider)] = string(cell.Status)
-			out[diagnose.CanonicalProvider(t.ID)] = string(cell.Status)
+		if cell.Model == model {
+			out[cell.Target] = string(cell.Status)
 		}
 	}
 	return out
