@@ -65,7 +65,7 @@ func (m Matrix) Markdown() []byte {
 
 	if len(models) > 0 {
 		p("\n## Overview\n\n")
-		p("Each cell: status · p50 latency · peak RSS. %s: not run. Peak RSS is the suite process's for native targets (ONNX Runtime runs in it) and the sum of Chromium's processes' peaks for browser targets.\n\n", notRun)
+		p("Each cell: status · p50 latency · peak RSS. %s: not run. Peak RSS is the suite process's for native targets (ONNX Runtime runs in it) and the proportional set size of Chromium's processes after the runs for browser targets.\n\n", notRun)
 		row := []string{"model"}
 		row = append(row, targets...)
 		tableRow(&b, row)

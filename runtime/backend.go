@@ -59,7 +59,6 @@ func openBrowserSession(path string, t Target) (*browserSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.ResetPeakMemory()
 	s, err := b.Open(path, t.Provider, t.Bundle)
 	if err != nil {
 		return nil, err
@@ -98,8 +97,12 @@ func (bs *browserSession) Bind(inputs []Tensor) (TimedRun, error) {
 
 func (bs *browserSession) Close() error { return bs.s.Close() }
 
-// peakMemory is Chromium's side of the memory: the model lives there.
-func (bs *browserSession) peakMemory() int64 { return bs.b.PeakMemory() }
+// createTime is InferenceSession.create in the page: the load time, without
+// Chromium's launch, the tab and the page, which Open also waits for.
+func (bs *browserSession) createTime() time.Duration { return bs.s.CreateTime }
+
+// memory is Chromium's side of the memory: the model lives there.
+func (bs *browserSession) memory() int64 { return bs.b.Memory() }
 
 // browserTimed times session.run inside the page (performance.now), so the
 // Chrome DevTools round trip is not counted as inference.

@@ -75,6 +75,9 @@ func (c *Cell) Open() {
 	start := time.Now()
 	s, err := c.openBackend(rm.Path, ref.Inputs)
 	c.load = time.Since(start)
+	if bs, ok := s.(*browserSession); ok {
+		c.load = bs.createTime()
+	}
 	if err != nil {
 		c.fail("open", fmt.Errorf("creating a %s session: %w", c.Target.Provider, err))
 	}
@@ -159,8 +162,8 @@ func (c *Cell) Measure() {
 		m.ThroughputPerS = float64(m.Batch) / (m.MeanMS / 1000)
 	}
 	if bs, ok := c.session.(*browserSession); ok { // the model lives in Chromium
-		m.PeakRSSBytes = bs.peakMemory()
-		m.PeakRSSScope = "Chromium processes (sum of each process's peak: an upper bound)"
+		m.PeakRSSBytes = bs.memory()
+		m.PeakRSSScope = "Chromium's processes: their proportional set size (PSS) after the measured runs"
 	} else {
 		m.PeakRSSBytes, _ = PeakRSS()
 		m.BaseRSSBytes = c.rssBase

@@ -78,8 +78,9 @@ type Metrics struct {
 	Batch          int64   `json:"batch"`
 	PeakRSSBytes   int64   `json:"peak_rss_bytes"` // VmHWM over the session's life, reset before it
 	BaseRSSBytes   int64   `json:"base_rss_bytes"` // RSS just before the session was created
-	// PeakRSSScope says whose memory PeakRSSBytes is: this process's, or, for
-	// browser targets, the sum of Chromium's processes' peaks (an upper bound).
+	// PeakRSSScope says whose memory PeakRSSBytes is: this process's peak RSS, or,
+	// for browser targets, Chromium's processes' PSS after the runs (shared pages
+	// counted once in all, not once per process; the kernel keeps no peak of it).
 	PeakRSSScope string `json:"peak_rss_scope,omitempty"`
 }
 
