@@ -24,3 +24,13 @@ func TestFallsBackToFirstTargetThatRan(t *testing.T) {
 		t.Error("a fallback made the cell something else than unavailable")
 	}
 }
+
+func TestDevicesOnlyWhereACellRan(t *testing.T) {
+	e := environment([]Cell{
+		{Target: "cpu", Status: runtime.StatusPass, Provenance: &runtime.Provenance{Device: "AMD EPYC"}},
+		{Target: "openvino", Status: runtime.StatusUnavailable, Provenance: &runtime.Provenance{Device: "AMD EPYC"}},
+	})
+	if len(e.Devices) != 1 || e.Devices[0] != "cpu: AMD EPYC" {
+		t.Errorf("devices %v", e.Devices)
+	}
+}

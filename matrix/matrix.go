@@ -648,7 +648,9 @@ func environment(cells []Cell) Environment {
 		add(&e.ORTLibrary, p.ORTLibrary)
 		add(&e.ORTLibrarySHA256, p.ORTLibSHA256)
 		add(&e.CatalogCommit, p.CatalogCommit)
-		if p.Device != "" {
+		// A device is named only where it ran: an unavailable target's provenance
+		// still carries what detection said about it.
+		if p.Device != "" && c.Status != runtime.StatusUnavailable {
 			d := c.Target + ": " + p.Device
 			if p.Driver != "" {
 				d += " (driver " + p.Driver + ")"

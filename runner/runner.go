@@ -98,11 +98,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		reports = append(reports, rep...)
 	}
+	// Every catalog model, run or not, so the matrix can say which were not run.
 	var models, targets []string
 	for _, m := range o.Catalogs.Models {
-		if len(wanted) == 0 || wanted[m.ID] {
-			models = append(models, m.ID)
-		}
+		models = append(models, m.ID)
 	}
 	for _, t := range o.Catalogs.Targets {
 		targets = append(targets, t.ID)

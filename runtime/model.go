@@ -54,6 +54,11 @@ type Target struct {
 	// ExpectFail is hardware.yaml's reason this target cannot run this model's
 	// family; "" when it should.
 	ExpectFail string
+
+	// reference marks the CPU reference's own session: graph optimisations off, so
+	// the cpu target (optimisations on, as users run it) is compared with the
+	// model as written, and its cell tests ONNX Runtime's fusions, not itself.
+	reference bool
 }
 
 // Accelerator reports whether a target must run every node on its own EP. The CPU

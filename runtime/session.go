@@ -49,6 +49,12 @@ func newSessionOptions(t Target, strict bool) (*ort.SessionOptions, error) {
 		opts.Destroy()
 		return nil, err
 	}
+	if t.reference {
+		if err := opts.SetGraphOptimizationLevel(ort.GraphOptimizationLevelDisableAll); err != nil {
+			opts.Destroy()
+			return nil, err
+		}
+	}
 	if strict && t.Accelerator() {
 		if err := opts.AddSessionConfigEntry("session.disable_cpu_ep_fallback", "1"); err != nil {
 			opts.Destroy()
