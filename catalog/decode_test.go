@@ -189,4 +189,8 @@ func TestDidYouMean(t *testing.T) {
 			t.Errorf("didYouMean(%q) = %q, want %q", tc.got, got, tc.want)
 		}
 	}
+	// A swap of neighbours is one edit: "cdua" is cuda, not cpu.
+	if got := didYouMean("cdua", []string{"cpu", "cuda"}); got != ` (did you mean "cuda"?)` {
+		t.Errorf("didYouMean(cdua) = %q", got)
+	}
 }

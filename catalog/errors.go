@@ -55,13 +55,15 @@ func didYouMean(got string, options []string) string {
 	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
-// levenshtein is the edit distance between a and b over runes, or limit when it is
-// at least limit (so long fuzzed strings cost nothing).
+// levenshtein is the edit distance between a and b over runes, counting a swap of
+// two neighbours as one edit ("cdua" is one edit from "cuda", not two), or limit
+// when it is at least limit (so long fuzzed strings cost nothing).
 func levenshtein(a, b string, limit int) int {
 	ra, rb := []rune(a), []rune(b)
 	if diff := len(ra) - len(rb); diff >= limit || -diff >= limit {
 		return limit
 	}
+	prev2 := make([]int, len(rb)+1)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {
@@ -76,12 +78,15 @@ func levenshtein(a, b string, limit int) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 			rowMin = min(rowMin, cur[j])
 		}
 		if rowMin >= limit {
 			return limit
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return min(prev[len(rb)], limit)
 }
@@ -101,3 +106,7 @@ func quoteList(options []string) string {
 	}
 	return s
 }
+
+// DidYouMean is the " (did you mean "x"?)" hint for a word close to one of the
+// options, "" when none is; commands use it for ids given on the command line.
+func DidYouMean(got string, options []string) string { return didYouMean(got, options) }

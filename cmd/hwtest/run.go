@@ -59,15 +59,22 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	var modelIDs, targetIDs []string
+	for _, m := range c.Models {
+		modelIDs = append(modelIDs, m.ID)
+	}
+	for _, t := range c.Targets {
+		targetIDs = append(targetIDs, t.ID)
+	}
 	for _, id := range opts.Models {
-		if !slices.ContainsFunc(c.Models, func(m catalog.Model) bool { return m.ID == id }) {
-			return fmt.Errorf("--model %q is not in %s", id, relToWD(opts.Globals.Models))
+		if !slices.Contains(modelIDs, id) {
+			return fmt.Errorf("--model %q is not in %s%s", id, relToWD(opts.Globals.Models), catalog.DidYouMean(id, modelIDs))
 		}
 	}
 	var labels []string
 	for _, id := range opts.Targets {
-		if _, ok := c.Target(id); !ok {
-			return fmt.Errorf("--target %q is not in %s", id, opts.Hardware)
+		if !slices.Contains(targetIDs, id) {
+			return fmt.Errorf("--target %q is not in %s%s", id, relToWD(opts.Hardware), catalog.DidYouMean(id, targetIDs))
 		}
 		labels = append(labels, "hw:"+id)
 	}
