@@ -83,6 +83,9 @@ func (d *decoder) yamlError(err error) {
 		e.Line, _ = strconv.Atoi(m[1]) // the pattern admits only digits
 		e.Msg = msg[len(m[0]):]
 	}
+	// The YAML parser reports where it noticed the problem, which can be a line
+	// after (an unclosed bracket) or before (a mis-indented line) its cause.
+	e.Msg += " (the YAML itself is malformed: check indentation, unclosed [ or {, and quoting around this line)"
 	d.errs = append(d.errs, e)
 }
 
