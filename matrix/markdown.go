@@ -37,6 +37,9 @@ func (m Matrix) Markdown() []byte {
 	p("- ONNX Runtime: %s\n", orUnknown(env.ORTVersion, false))
 	p("- ONNX Runtime library: %s\n", orUnknown(env.ORTLibrary, true))
 	p("- ONNX Runtime library sha256: %s\n", orUnknown(env.ORTLibrarySHA256, true))
+	if len(env.CodeCommit) > 0 {
+		p("- Code commit: %s\n", orUnknown(env.CodeCommit, true))
+	}
 	if len(env.CatalogCommit) > 0 {
 		p("- Catalog commit: %s\n", orUnknown(env.CatalogCommit, true))
 	}

@@ -257,7 +257,8 @@ func (c *Cell) provenance() *Provenance {
 		Provider: c.Target.Provider, Options: c.Target.Options,
 		HostCPU: HostCPU(), ModelSHA256: c.model.SHA256,
 		Device: c.deviceName(), Driver: devices()[c.Target.ID][1],
-		CatalogCommit: os.Getenv("HWTEST_CATALOG_COMMIT"), Time: time.Now().UTC(),
+		CatalogCommit: os.Getenv("HWTEST_CATALOG_COMMIT"), CodeCommit: os.Getenv("HWTEST_CODE_COMMIT"),
+		Time: time.Now().UTC(),
 	}
 }
 

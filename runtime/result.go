@@ -105,6 +105,7 @@ type Provenance struct {
 	Device        string            `json:"device,omitempty"`
 	Driver        string            `json:"driver,omitempty"`
 	ModelSHA256   string            `json:"model_sha256,omitempty"`
-	CatalogCommit string            `json:"catalog_commit,omitempty"`
+	CatalogCommit string            `json:"catalog_commit,omitempty"` // last commit that touched the catalogs
+	CodeCommit    string            `json:"code_commit,omitempty"`    // the checkout that ran ("+dirty": with local changes)
 	Time          time.Time         `json:"time"`
 }

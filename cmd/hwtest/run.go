@@ -96,7 +96,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	res, err := runner.Run(ctx, runner.Options{
 		Root: opts.Root, Catalogs: c, OutDir: out, Timeout: opts.Timeout,
 		LabelFilter: strings.Join(labels, " || "), Models: opts.Models, Targets: opts.Targets,
-		Env: []string{"HWTEST_CATALOG_COMMIT=" + catalogCommit(opts.Root)},
+		Env: []string{"HWTEST_CATALOG_COMMIT=" + catalogCommit(opts.Root), "HWTEST_CODE_COMMIT=" + codeCommit(opts.Root)},
 		Log: opts.Stderr,
 	})
 	if err != nil {
@@ -110,6 +110,19 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	fmt.Fprintf(opts.Stdout, "%s\n", res.Matrix.SummaryLine())
 	fmt.Fprintf(opts.Stdout, "matrix: %s\n        %s\n", relToWD(filepath.Join(out, "matrix.md")), relToWD(filepath.Join(out, "matrix.json")))
 	return nil
+}
+
+// codeCommit is the checkout's HEAD, "+dirty" with uncommitted changes; "" outside git.
+func codeCommit(root string) string {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	commit := strings.TrimSpace(string(out))
+	if err := exec.Command("git", "-C", root, "diff", "--quiet", "HEAD").Run(); err != nil {
+		commit += "+dirty"
+	}
+	return commit
 }
 
 // catalogCommit is the last commit that touched the catalogs, for provenance; ""
