@@ -239,9 +239,11 @@ var rules = []rule{
 		summary: text("the model file is not a (complete) ONNX model"),
 		rec:     recText("the file is truncated or is something else: delete it and run `make setup` (`hwtest fetch`), or point models.yaml's source at the real .onnx")},
 	{kind: ModelFile, severity: Error,
-		re:      re(`input override "([^"]+)": the model has no such input`),
-		summary: func(m []string) string { return fmt.Sprintf("models.yaml overrides input %q, which the model does not have", m[1]) },
-		rec:     recText("fix the input's name in models.yaml (the message lists the model's inputs); an input only the real export has, not its fixture, takes `real_only: true`")},
+		re: re(`input override "([^"]+)": the model has no such input`),
+		summary: func(m []string) string {
+			return fmt.Sprintf("models.yaml overrides input %q, which the model does not have", m[1])
+		},
+		rec: recText("fix the input's name in models.yaml (the message lists the model's inputs); an input only the real export has, not its fixture, takes `real_only: true`")},
 	{kind: ModelFile, severity: Error,
 		re:      re(`has sha256 \w+, models\.yaml pins \w+`),
 		summary: text("the model file on disk does not match the sha256 models.yaml pins"),
