@@ -65,7 +65,9 @@ generate: $(HWTEST) ## regenerate generated/ from the catalogs
 verify: $(HWTEST) ## check generated/ is up to date and every family × target has a template
 	@$(HWTEST) verify
 
-test: setup ## run every test: unit tests, hwtest verify, the generated suites on CPU
+test: setup ## run every test: unit tests, hwtest verify, the generated suites (CPU, and browsers for one model per family)
+	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './.hwtest/*' -not -path '*/testdata/*')); \
+		[ -z "$$unformatted" ] || { echo "gofmt needed: $$unformatted" >&2; exit 1; }
 	@go vet ./...
 	@$(HWTEST) verify --quiet
 	go test -count=1 $(UNIT_PKGS)
