@@ -108,8 +108,11 @@ func (c *Cell) openBackend(path string, inputs []Tensor) (Backend, error) {
 		return bs, nil
 	}
 	s, err := OpenSession(path, c.Target, true)
-	if !FallbackDisabled(err) {
-		return s, err
+	switch {
+	case err == nil:
+		return s, nil
+	case !FallbackDisabled(err):
+		return nil, err // not a nil *Session inside a non-nil Backend
 	}
 	pl, perr := ProfilePlacement(path, c.Target, inputs)
 	if perr != nil {

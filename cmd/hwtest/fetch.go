@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -53,6 +54,8 @@ func fetchRun(ctx context.Context, opts *FetchOptions) error {
 		return err
 	}
 	f := &sources.Fetcher{Root: opts.Root, Build: buildZoo, Log: opts.Stderr}
+	out := tabwriter.NewWriter(opts.Stdout, 0, 0, 2, ' ', 0)
+	defer out.Flush()
 	var failed int
 	for _, m := range c.Models {
 		src, err := sources.Parse(m.Source)
@@ -64,7 +67,7 @@ func fetchRun(ctx context.Context, opts *FetchOptions) error {
 			hub := &sources.HubClient{Log: opts.Stderr}
 			path, err := hub.Download(ctx, src.Repo, src.Path, src.Revision, m.SHA256)
 			if err == nil {
-				fmt.Fprintf(opts.Stdout, "%-24s %s\n", m.ID, path)
+				fmt.Fprintf(out, "%s\t%s\n", m.ID, path)
 				continue
 			}
 			fmt.Fprintf(opts.Stderr, "model %q: %v\n", m.ID, err)
@@ -74,7 +77,7 @@ func fetchRun(ctx context.Context, opts *FetchOptions) error {
 			// Offline, the fixture is what runs; a real export in the HF cache is used
 			// when a user with network put it there.
 			if _, err := os.Stat(sources.LocalPath(opts.Root, src)); err == nil {
-				fmt.Fprintf(opts.Stdout, "%-24s %s\n", m.ID, sources.LocalPath(opts.Root, src))
+				fmt.Fprintf(out, "%s\t%s\n", m.ID, sources.LocalPath(opts.Root, src))
 				continue
 			}
 			if src, err = sources.Parse(m.Fixture); err != nil {
@@ -88,7 +91,7 @@ func fetchRun(ctx context.Context, opts *FetchOptions) error {
 			failed++
 			continue
 		}
-		fmt.Fprintf(opts.Stdout, "%-24s %s\n", m.ID, relToWD(path))
+		fmt.Fprintf(out, "%s\t%s\n", m.ID, relToWD(path))
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d models could not be fetched", failed, len(c.Models))
