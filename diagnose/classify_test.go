@@ -49,7 +49,7 @@ var realReasons = []struct {
 		PlatformUnsupported, Info, "Microsoft.ML.OnnxRuntime.DirectML"},
 	{"native webgpu EP without a Vulkan loader", "unavailable", "webgpu-native",
 		"/onnxruntime_src/onnxruntime/core/providers/webgpu/webgpu_context.cc:136 onnxruntime::webgpu::WebGpuContext::Initialize(const onnxruntime::webgpu::WebGpuContextConfig&)::<lambda()> adapter_result.status == wgpu::RequestAdapterStatus::Success was false. Failed to get a WebGPU adapter: No supported adapters",
-		MissingDriver, Warning, "libvulkan1 mesa-vulkan-drivers"},
+		MissingDriver, Warning, "vulkaninfo --summary"},
 	{"provider name with the wrong case (runtime trims WebGpuExecutionProvider to WebGpu)", "unavailable", "webgpu-native",
 		"WebGpuExecutionProvider: Unknown provider name 'WebGpu'. Currently supported values are 'DML'/'DmlExecutionProvider', 'QNN'/'QNNExecutionProvider', 'OpenVINO'/'OpenVINOExecutionProvider', 'SNPE'/'SNPEExecutionProvider', 'XNNPACK'/'XnnpackExecutionProvider', 'WEBNN'/'WebNNExecutionProvider', 'WebGPU'/'WebGpuExecutionProvider', 'AZURE'/'AzureExecutionProvider', 'JS'/'JsExecutionProvider', 'VitisAI'/'VitisAIExecutionProvider', 'CoreML'/'CoreMLExecutionProvider', 'NvTensorRtRtx'/'NvTensorRTRTXExecutionProvider', 'MIGraphX'/'MIGraphXExecutionProvider', and 'CPU'/'CPUExecutionProvider'.",
 		EPNotInBuild, Warning, "case-sensitive"},
