@@ -30,6 +30,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hwtest/hwtest/layout"
+
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
@@ -76,21 +78,13 @@ func (c Config) DistDir() string {
 	return filepath.Join(c.withDefaults().StateDir, "web", "onnxruntime-web")
 }
 
+// defaultStateDir is the repository's .hwtest, or .hwtest here outside one.
 func defaultStateDir() string {
-	dir, err := os.Getwd()
+	root, err := layout.Root()
 	if err != nil {
-		return ".hwtest"
+		return layout.StateDir
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, ".hwtest")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ".hwtest"
-		}
-		dir = parent
-	}
+	return layout.State(root)
 }
 
 // chromedpDefaultFeatures is the enable-features value of

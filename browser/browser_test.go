@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hwtest/hwtest/onnx/onnxtest"
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/hwtest/hwtest/layout"
 )
 
 // sileroV5 is Silero VAD v5 from npm @ricky0123/vad-web@0.0.31 (make setup).
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 func initORT() error {
-	p, err := onnxtest.LibraryPath()
+	p, err := layout.LibraryPath()
 	if err != nil {
 		return err
 	}

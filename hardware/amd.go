@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hwtest/hwtest/runtime"
 )
 
 // AMD is every AMD GPU ROCm can use: the KFD (kernel fusion driver) topology under
@@ -206,7 +208,7 @@ func detectAMD(e env) AMD {
 	}
 	var names []string
 	for _, g := range out.GPUs {
-		names = append(names, fmt.Sprintf("%s (%s, %d CUs, %s)", g.Name, g.GFXTarget, g.ComputeUnits, humanBytes(int64(g.MemoryTotal))))
+		names = append(names, fmt.Sprintf("%s (%s, %d CUs, %s)", g.Name, g.GFXTarget, g.ComputeUnits, runtime.HumanBytes(int64(g.MemoryTotal))))
 	}
 	out.Probe = found("amd-gpu", fmt.Sprintf("%d GPU node(s): %s", len(out.GPUs), strings.Join(names, ", ")))
 	if !out.KFD.Found {

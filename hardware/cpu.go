@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hwtest/hwtest/runtime"
+
 	"github.com/klauspost/cpuid/v2"
 )
 
@@ -91,7 +93,7 @@ func detectCPU(e env) CPU {
 	if err == nil {
 		c.MemoryTotal, err = parseMemTotal(string(meminfo))
 	}
-	c.Probe = found("cpu", fmt.Sprintf("%s, %d cores / %d threads, %s RAM", orUnknown(c.Brand), c.PhysicalCores, c.LogicalCores, humanBytes(c.MemoryTotal)))
+	c.Probe = found("cpu", fmt.Sprintf("%s, %d cores / %d threads, %s RAM", orUnknown(c.Brand), c.PhysicalCores, c.LogicalCores, runtime.HumanBytes(c.MemoryTotal)))
 	if err != nil {
 		c.Detail += fmt.Sprintf(" (memory unknown: %v)", err)
 	}
@@ -178,21 +180,4 @@ func orUnknown(s string) string {
 		return "unknown CPU"
 	}
 	return s
-}
-
-// humanBytes prints bytes in binary units: 15.6 GiB.
-func humanBytes(n int64) string {
-	if n <= 0 {
-		return "unknown"
-	}
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	f, i := float64(n), 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.1f %s", f, units[i])
 }

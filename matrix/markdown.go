@@ -100,7 +100,7 @@ func (m Matrix) Markdown() []byte {
 		}
 		p("\n\n")
 		if sz := m.size(model); sz != nil {
-			p("File that ran: %s parameters, %s of weights (tier %s); estimated memory %s (weights twice, plus ONNX Runtime's own 32 MiB; activations not counted).\n\n", runtime.HumanCount(sz.Params), size(sz.WeightBytes), sz.Tier, size(sz.EstimateBytes))
+			p("File that ran: %s parameters, %s of weights (tier %s); estimated memory %s (weights twice, plus ONNX Runtime's own 32 MiB; activations not counted).\n\n", runtime.HumanCount(sz.Params), runtime.HumanBytes(sz.WeightBytes), sz.Tier, runtime.HumanBytes(sz.EstimateBytes))
 		}
 		if fx := m.fixture(model); fx != "" {
 			p("> **⚠ fixture: %s.** A stand-in model ran here instead of %s: its outputs test the pipeline, but its latency and memory say nothing about the real model.\n\n", fx, model)
@@ -258,14 +258,6 @@ func num(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.0f", v)
-}
-
-// size writes bytes as MiB, or KiB below one MiB.
-func size(bytes int64) string {
-	if bytes < 1<<20 {
-		return fmt.Sprintf("%.0f KiB", float64(bytes)/(1<<10))
-	}
-	return mib(bytes) + " MiB"
 }
 
 func mib(bytes int64) string {

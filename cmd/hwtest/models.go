@@ -54,7 +54,7 @@ func modelsRun(opts *ModelsOptions) error {
 				runs = "fixture: " + rm.Fixture
 			}
 			if sz, err := runtime.SizeOf(rm.Path); err == nil {
-				params, weights, tier, estimate = runtime.HumanCount(sz.Params), mibText(sz.WeightBytes), sz.Tier, mibText(sz.EstimateBytes)
+				params, weights, tier, estimate = runtime.HumanCount(sz.Params), runtime.HumanBytes(sz.WeightBytes), sz.Tier, runtime.HumanBytes(sz.EstimateBytes)
 			} else {
 				runs = "unreadable: " + err.Error()
 			}
@@ -62,14 +62,6 @@ func modelsRun(opts *ModelsOptions) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, family, m.Task, dash(m.Tier), runs, params, weights, tier, estimate, dash(strings.Join(m.Tags, ",")))
 	}
 	return tw.Flush()
-}
-
-// mibText writes a size in MiB, or KiB below one MiB, so small models do not read 0.
-func mibText(b int64) string {
-	if b < 1<<20 {
-		return fmt.Sprintf("%.0f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 }
 
 func dash(s string) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/layout"
 )
 
 // Exit codes: scripts can tell "the suites are out of date" from "hwtest failed".
@@ -77,19 +78,11 @@ func newRootCmd(g *Globals) *cobra.Command {
 // resolveRoot fills Root, Models and Hardware from the flags and the working directory.
 func (g *Globals) resolveRoot() error {
 	if g.Root == "" {
-		dir, err := os.Getwd()
+		root, err := layout.Root()
 		if err != nil {
 			return err
 		}
-		for d := dir; ; d = filepath.Dir(d) {
-			if exists(filepath.Join(d, "hardware.yaml")) && exists(filepath.Join(d, "go.mod")) {
-				g.Root = d
-				break
-			}
-			if filepath.Dir(d) == d {
-				return fmt.Errorf("no hwtest root above %s (looked for hardware.yaml next to go.mod): pass --root", dir)
-			}
-		}
+		g.Root = root
 	}
 	// Absolute, since suites run in their package folders and builds in the root.
 	root, err := filepath.Abs(g.Root)
@@ -129,5 +122,3 @@ func relToWD(p string) string {
 	}
 	return p
 }
-
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -1,7 +1,6 @@
-// Package onnxtest runs ONNX models in the real ONNX Runtime from tests,
-// the way net/http/httptest serves real HTTP: no mocks. It loads the shared
-// library once per test process (TestMain) and skips, with the reason, when
-// the library is not installed.
+// Package onnxtest lets tests run ONNX models in ONNX Runtime itself (the
+// library `make setup` installs). It loads the shared library once per test
+// process (TestMain) and skips, with the reason, when it is not installed.
 package onnxtest
 
 import (
@@ -10,41 +9,13 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/hwtest/hwtest/layout"
 )
-
-// LibraryEnv names the environment variable that overrides the library path.
-const LibraryEnv = "ONNXRUNTIME_LIB"
-
-// DefaultLibrary is where `make setup` puts ONNX Runtime, relative to the
-// repository root.
-const DefaultLibrary = ".hwtest/lib/libonnxruntime.so.1"
-
-// LibraryPath returns $ONNXRUNTIME_LIB if set, else DefaultLibrary under the
-// repository root found by walking up from the working directory to go.mod.
-func LibraryPath() (string, error) {
-	if p := os.Getenv(LibraryEnv); p != "" {
-		return p, nil
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, DefaultLibrary), nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
 
 // unavailable is why ONNX Runtime could not be initialised, or nil.
 var unavailable error = errors.New("onnxtest.Main was not called from TestMain")
@@ -63,12 +34,12 @@ func Main(m *testing.M) {
 }
 
 func initialise() error {
-	p, err := LibraryPath()
+	p, err := layout.LibraryPath()
 	if err != nil {
 		return err
 	}
 	if _, err := os.Stat(p); err != nil {
-		return fmt.Errorf("ONNX Runtime library not found at %s (run `make setup`, or set %s): %w", p, LibraryEnv, err)
+		return fmt.Errorf("ONNX Runtime library not found at %s (run `make setup`, or set %s): %w", p, layout.LibraryEnv, err)
 	}
 	ort.SetSharedLibraryPath(p)
 	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
