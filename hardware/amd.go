@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/result"
 )
 
 // AMD is every AMD GPU ROCm can use: the KFD (kernel fusion driver) topology under
@@ -208,7 +208,7 @@ func detectAMD(e env) AMD {
 	}
 	var names []string
 	for _, g := range out.GPUs {
-		names = append(names, fmt.Sprintf("%s (%s, %d CUs, %s)", g.Name, g.GFXTarget, g.ComputeUnits, runtime.HumanBytes(int64(g.MemoryTotal))))
+		names = append(names, fmt.Sprintf("%s (%s, %d CUs, %s)", g.Name, g.GFXTarget, g.ComputeUnits, result.HumanBytes(int64(g.MemoryTotal))))
 	}
 	out.Probe = found("amd-gpu", fmt.Sprintf("%d GPU node(s): %s", len(out.GPUs), strings.Join(names, ", ")))
 	if !out.KFD.Found {

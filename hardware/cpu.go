@@ -8,8 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hwtest/hwtest/runtime"
-
+	"github.com/hwtest/hwtest/result"
 	"github.com/klauspost/cpuid/v2"
 )
 
@@ -93,7 +92,7 @@ func detectCPU(e env) CPU {
 	if err == nil {
 		c.MemoryTotal, err = parseMemTotal(string(meminfo))
 	}
-	c.Probe = found("cpu", fmt.Sprintf("%s, %d cores / %d threads, %s RAM", orUnknown(c.Brand), c.PhysicalCores, c.LogicalCores, runtime.HumanBytes(c.MemoryTotal)))
+	c.Probe = found("cpu", fmt.Sprintf("%s, %d cores / %d threads, %s RAM", orUnknown(c.Brand), c.PhysicalCores, c.LogicalCores, result.HumanBytes(c.MemoryTotal)))
 	if err != nil {
 		c.Detail += fmt.Sprintf(" (memory unknown: %v)", err)
 	}

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hwtest/hwtest/runtime"
-
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/hwtest/hwtest/result"
 )
 
 // NVIDIA is what NVML reports: the driver and every GPU it manages.
@@ -148,7 +147,7 @@ func nvidiaFrom(s nvmlSnapshot, err error) NVIDIA {
 			g.ComputeCapability = fmt.Sprintf("%d.%d", d.CCMajor, d.CCMinor)
 		}
 		out.GPUs = append(out.GPUs, g)
-		names = append(names, fmt.Sprintf("%s (%s, sm_%d%d)", orNone(d.Name), runtime.HumanBytes(int64(d.MemoryTotal)), d.CCMajor, d.CCMinor))
+		names = append(names, fmt.Sprintf("%s (%s, sm_%d%d)", orNone(d.Name), result.HumanBytes(int64(d.MemoryTotal)), d.CCMajor, d.CCMinor))
 	}
 	if len(out.GPUs) == 0 {
 		out.Probe = missing("nvidia", fmt.Sprintf("not present: NVML %s loaded (driver %s) but reports no GPUs", NVMLLibrary, orNone(s.DriverVersion)))

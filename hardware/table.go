@@ -5,7 +5,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/result"
 )
 
 // Table renders the report for humans: the CPU, one aligned line per probe, then one
@@ -25,7 +25,7 @@ func (r Report) Table() string {
 	if c.Hypervisor != "" {
 		fmt.Fprintf(&b, ", under %s", c.Hypervisor)
 	}
-	fmt.Fprintf(&b, ")\n      %d physical / %d logical cores, %s memory\n", c.PhysicalCores, c.LogicalCores, runtime.HumanBytes(c.MemoryTotal))
+	fmt.Fprintf(&b, ")\n      %d physical / %d logical cores, %s memory\n", c.PhysicalCores, c.LogicalCores, result.HumanBytes(c.MemoryTotal))
 	fmt.Fprintf(&b, "      has:     %s\n", listOrNone(c.Features))
 	fmt.Fprintf(&b, "      lacks:   %s\n", listOrNone(c.Missing))
 	b.WriteString("\n")

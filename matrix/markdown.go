@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/result"
 )
 
 // notRun is what the overview shows for a cell that did not run.
@@ -100,7 +100,7 @@ func (m Matrix) Markdown() []byte {
 		}
 		p("\n\n")
 		if sz := m.size(model); sz != nil {
-			p("File that ran: %s parameters, %s of weights (tier %s); estimated memory %s (weights twice, plus ONNX Runtime's own 32 MiB; activations not counted).\n\n", runtime.HumanCount(sz.Params), runtime.HumanBytes(sz.WeightBytes), sz.Tier, runtime.HumanBytes(sz.EstimateBytes))
+			p("File that ran: %s parameters, %s of weights (tier %s); estimated memory %s (weights twice, plus ONNX Runtime's own 32 MiB; activations not counted).\n\n", result.HumanCount(sz.Params), result.HumanBytes(sz.WeightBytes), sz.Tier, result.HumanBytes(sz.EstimateBytes))
 		}
 		if fx := m.fixture(model); fx != "" {
 			p("> **⚠ fixture: %s.** A stand-in model ran here instead of %s: its outputs test the pipeline, but its latency and memory say nothing about the real model.\n\n", fx, model)
@@ -175,7 +175,7 @@ func (m Matrix) fixture(model string) string {
 }
 
 // size is the model file's size as its cells read it.
-func (m Matrix) size(model string) *runtime.ModelSize {
+func (m Matrix) size(model string) *result.ModelSize {
 	for _, c := range m.Cells {
 		if c.Model == model && c.Size != nil {
 			return c.Size
@@ -204,7 +204,7 @@ func fixtureMark(fx string) string {
 // pass) and with the fallback it took.
 func statusText(c Cell) string {
 	s := string(c.Status)
-	if c.Status == runtime.StatusPass && c.Reason != "" {
+	if c.Status == result.StatusPass && c.Reason != "" {
 		s += " ⚠"
 	}
 	if c.Fallback != "" {

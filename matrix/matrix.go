@@ -12,13 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hwtest/hwtest/result"
 	"github.com/onsi/ginkgo/v2/types"
-
-	"github.com/hwtest/hwtest/runtime"
 )
 
-// Status is the state of one cell; see runtime.Status and DESIGN.md.
-type Status = runtime.Status
+// Status is the state of one cell; see result.Status and DESIGN.md.
+type Status = result.Status
 
 // Names of the checks the matrix adds itself, besides the ones the specs record
 // ("open", "measure" and the family invariants).
@@ -49,14 +48,14 @@ type Cell struct {
 	// FallsBackTo is, for an unavailable cell, the first target of its fallback
 	// chain that ran here: "tensorrt → cuda → cpu" reads "tensorrt → cpu" when cuda
 	// is absent too. Its results are that target's cells, never this one's pass.
-	FallsBackTo string              `json:"falls_back_to,omitempty"`
-	chain       []string            // from the cell's reports
-	Checks      []CheckResult       `json:"checks"`
-	Metrics     *runtime.Metrics    `json:"metrics,omitempty"`
-	Worst       *runtime.Deviation  `json:"worst,omitempty"`
-	Size        *runtime.ModelSize  `json:"size,omitempty"`
-	Placement   *runtime.Placement  `json:"placement,omitempty"`
-	Provenance  *runtime.Provenance `json:"provenance,omitempty"`
+	FallsBackTo string             `json:"falls_back_to,omitempty"`
+	chain       []string           // from the cell's reports
+	Checks      []CheckResult      `json:"checks"`
+	Metrics     *result.Metrics    `json:"metrics,omitempty"`
+	Worst       *result.Deviation  `json:"worst,omitempty"`
+	Size        *result.ModelSize  `json:"size,omitempty"`
+	Placement   *result.Placement  `json:"placement,omitempty"`
+	Provenance  *result.Provenance `json:"provenance,omitempty"`
 }
 
 // Environment sums up the provenance of every cell: each field lists the distinct
@@ -101,12 +100,12 @@ type ProcessFailure struct {
 // Statuses lists every status from the worst to the best: the order in which a
 // cell's checks are merged and the summary is printed.
 var Statuses = []Status{
-	runtime.StatusError,
-	runtime.StatusMismatch,
-	runtime.StatusExpectedFail,
-	runtime.StatusPartial,
-	runtime.StatusUnavailable,
-	runtime.StatusPass,
+	result.StatusError,
+	result.StatusMismatch,
+	result.StatusExpectedFail,
+	result.StatusPartial,
+	result.StatusUnavailable,
+	result.StatusPass,
 }
 
 // severity ranks a status: lower is worse. Unknown statuses rank as errors.
@@ -188,7 +187,7 @@ func FromReports(reports []types.Report, failures []ProcessFailure, models, targ
 				a.add(e)
 				a.checks = append(a.checks, CheckResult{Name: e.Check, Status: e.Status, Reason: e.Reason})
 				switch e.Status {
-				case runtime.StatusError, runtime.StatusMismatch, runtime.StatusExpectedFail:
+				case result.StatusError, result.StatusMismatch, result.StatusExpectedFail:
 					explained = true // the entry says why the spec failed
 				}
 			}
@@ -196,7 +195,7 @@ func FromReports(reports []types.Report, failures []ProcessFailure, models, targ
 				a.recorded[s.LeafNodeText] = true
 			}
 			if s.State.Is(types.SpecStateFailureStates) && !explained {
-				a.checks = append(a.checks, CheckResult{Name: failedCheck(s), Status: runtime.StatusError, Reason: failureText(s)})
+				a.checks = append(a.checks, CheckResult{Name: failedCheck(s), Status: result.StatusError, Reason: failureText(s)})
 			}
 		}
 	}
@@ -256,12 +255,12 @@ func FromReports(reports []types.Report, failures []ProcessFailure, models, targ
 func resolveFallbacks(cells []Cell) {
 	ran := map[key]bool{}
 	for _, c := range cells {
-		if c.Status != runtime.StatusUnavailable {
+		if c.Status != result.StatusUnavailable {
 			ran[key{c.Model, c.Target}] = true
 		}
 	}
 	for i, c := range cells {
-		if c.Status != runtime.StatusUnavailable {
+		if c.Status != result.StatusUnavailable {
 			continue
 		}
 		for _, t := range c.chain {
@@ -274,7 +273,7 @@ func resolveFallbacks(cells []Cell) {
 }
 
 // add takes a recorded entry's data into the cell.
-func (a *acc) add(e runtime.CellReport) {
+func (a *acc) add(e result.CellReport) {
 	c := &a.cell
 	if c.Family == "" {
 		c.Family = e.Family
@@ -307,7 +306,7 @@ func (a *acc) add(e runtime.CellReport) {
 }
 
 // excess ranks deviations: how many times over its allowance the error is.
-func excess(d *runtime.Deviation) float64 {
+func excess(d *result.Deviation) float64 {
 	if d.Allowed > 0 {
 		return d.AbsErr / d.Allowed
 	}
@@ -321,12 +320,12 @@ func (a *acc) finish(crashes []ProcessFailure) (Cell, bool) {
 	slices.SortStableFunc(checks, func(x, y CheckResult) int { return rank(x.Name) - rank(y.Name) })
 
 	if len(checks) == 0 && a.selected && a.stopped != "" {
-		checks = append(checks, CheckResult{Name: CheckSuite, Status: runtime.StatusError, Reason: "did not run: " + a.stopped})
+		checks = append(checks, CheckResult{Name: CheckSuite, Status: result.StatusError, Reason: "did not run: " + a.stopped})
 	}
 	complete := a.complete(checks)
 	if len(crashes) > 0 && !complete {
 		for _, f := range crashes {
-			checks = append(checks, CheckResult{Name: CheckProcess, Status: runtime.StatusError, Reason: f.reason()})
+			checks = append(checks, CheckResult{Name: CheckProcess, Status: result.StatusError, Reason: f.reason()})
 		}
 	}
 	if len(checks) == 0 {
@@ -340,7 +339,7 @@ func (a *acc) finish(crashes []ProcessFailure) (Cell, bool) {
 		}
 	}
 	c.Status, c.Reason = worst.Status, worst.Reason
-	if c.Status == runtime.StatusPass || c.Status == runtime.StatusPartial {
+	if c.Status == result.StatusPass || c.Status == result.StatusPartial {
 		// A pass with a reason is flagged (an unexpected pass of an expect-fail
 		// target): keep the first such reason.
 		for _, ch := range checks {
@@ -351,11 +350,11 @@ func (a *acc) finish(crashes []ProcessFailure) (Cell, bool) {
 		}
 		switch {
 		case !complete:
-			ch := CheckResult{Name: CheckRun, Status: runtime.StatusError, Reason: a.incompleteReason(checks)}
+			ch := CheckResult{Name: CheckRun, Status: result.StatusError, Reason: a.incompleteReason(checks)}
 			checks = append(checks, ch)
 			c.Status, c.Reason = ch.Status, ch.Reason
 		case fellBack(c):
-			c.Status = runtime.StatusUnavailable
+			c.Status = result.StatusUnavailable
 			c.Reason = fmt.Sprintf("%s is absent: the cell ran on a fallback (%s), which is not a result for %s", c.Target, c.Fallback, c.Target)
 		}
 	}
@@ -369,12 +368,12 @@ func (a *acc) finish(crashes []ProcessFailure) (Cell, bool) {
 func (a *acc) complete(checks []CheckResult) bool {
 	has := map[string]bool{}
 	for _, ch := range checks {
-		if ch.Status != runtime.StatusPass && ch.Status != runtime.StatusPartial {
+		if ch.Status != result.StatusPass && ch.Status != result.StatusPartial {
 			return true
 		}
 		has[ch.Name] = true
 	}
-	if !has["open"] || !has["measure"] {
+	if !has[result.CheckOpen] || !has[result.CheckMeasure] {
 		return false
 	}
 	for _, s := range a.specs {
@@ -391,7 +390,7 @@ func (a *acc) incompleteReason(checks []CheckResult) string {
 	for _, ch := range checks {
 		has[ch.Name] = true
 	}
-	for _, step := range []string{"open", "measure"} {
+	for _, step := range []string{result.CheckOpen, result.CheckMeasure} {
 		if !has[step] {
 			missing = append(missing, step)
 		}
@@ -418,9 +417,9 @@ func fellBack(c Cell) bool {
 // the matrix added.
 func rank(name string) int {
 	switch name {
-	case "open":
+	case result.CheckOpen:
 		return 0
-	case "measure":
+	case result.CheckMeasure:
 		return 1
 	case CheckClose:
 		return 3
@@ -455,17 +454,17 @@ func tail(s string, n int) string {
 
 // cellEntries decodes a spec's hwtest report entries. Read from a JSON report the
 // value is in AsJSON; in process it is the raw CellReport.
-func cellEntries(s types.SpecReport) []runtime.CellReport {
-	var out []runtime.CellReport
+func cellEntries(s types.SpecReport) []result.CellReport {
+	var out []result.CellReport
 	for _, e := range s.ReportEntries {
-		if e.Name != runtime.ReportEntryName {
+		if e.Name != result.ReportEntryName {
 			continue
 		}
-		var r runtime.CellReport
+		var r result.CellReport
 		switch v := e.Value.GetRawValue().(type) {
-		case runtime.CellReport:
+		case result.CellReport:
 			r = v
-		case *runtime.CellReport:
+		case *result.CellReport:
 			r = *v
 		default:
 			data := []byte(e.Value.AsJSON)
@@ -476,7 +475,7 @@ func cellEntries(s types.SpecReport) []runtime.CellReport {
 				}
 			}
 			if err := json.Unmarshal(data, &r); err != nil {
-				r = runtime.CellReport{Check: "report entry", Status: runtime.StatusError,
+				r = result.CellReport{Check: "report entry", Status: result.StatusError,
 					Reason: fmt.Sprintf("unreadable hwtest report entry: %v", err)}
 			}
 		}
@@ -488,16 +487,10 @@ func cellEntries(s types.SpecReport) []runtime.CellReport {
 // cellOf finds the (model, target) a spec belongs to: from its labels (model:…,
 // hw:…), which is where the generated suite put it; else from its entries; else from
 // its container texts.
-func cellOf(s types.SpecReport, entries []runtime.CellReport) (key, bool) {
+func cellOf(s types.SpecReport, entries []result.CellReport) (key, bool) {
 	var k key
-	for _, l := range s.Labels() {
-		if v, ok := strings.CutPrefix(l, "model:"); ok && k.model == "" {
-			k.model = v
-		}
-		if v, ok := strings.CutPrefix(l, "hw:"); ok && k.target == "" {
-			k.target = v
-		}
-	}
+	k.model, _ = result.LabelValue(s.Labels(), result.ModelPrefix)
+	k.target, _ = result.LabelValue(s.Labels(), result.TargetPrefix)
 	for _, e := range entries {
 		if k.model == "" {
 			k.model = e.Model
@@ -521,7 +514,7 @@ func cellOf(s types.SpecReport, entries []runtime.CellReport) (key, bool) {
 func failedCheck(s types.SpecReport) string {
 	switch {
 	case s.Failure.FailureNodeType.Is(types.NodeTypeBeforeAll):
-		return "open"
+		return result.CheckOpen
 	case s.Failure.FailureNodeType.Is(types.NodeTypeAfterAll | types.NodeTypeCleanupAfterAll):
 		return CheckClose
 	}
@@ -652,7 +645,7 @@ func environment(cells []Cell) Environment {
 		add(&e.CodeCommit, p.CodeCommit)
 		// A device is named only where it ran: an unavailable target's provenance
 		// still carries what detection said about it.
-		if p.Device != "" && c.Status != runtime.StatusUnavailable {
+		if p.Device != "" && c.Status != result.StatusUnavailable {
 			d := c.Target + ": " + p.Device
 			if p.Driver != "" {
 				d += " (driver " + p.Driver + ")"

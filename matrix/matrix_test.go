@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hwtest/hwtest/result"
 	"github.com/onsi/ginkgo/v2/types"
-
-	"github.com/hwtest/hwtest/runtime"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -23,8 +22,8 @@ var (
 	checks  = []string{"measures load, latency and memory", "agrees with the CPU reference", "gives probabilities in [0, 1]"}
 )
 
-func prov(target string) *runtime.Provenance {
-	p := &runtime.Provenance{
+func prov(target string) *result.Provenance {
+	p := &result.Provenance{
 		ORTVersion: "1.30.0", ORTLibrary: "/opt/ort/libonnxruntime.so.1",
 		ORTLibSHA256: "ffb75a925ba05e47b235bb66e3e3911714a80b328a9c9425539feb204aa32a23",
 		Provider:     map[string]string{"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}[target],
@@ -36,20 +35,20 @@ func prov(target string) *runtime.Provenance {
 	return p
 }
 
-func entry(model, target, check string, status runtime.Status, reason string) runtime.CellReport {
-	return runtime.CellReport{Model: model, Family: "audio", Target: target, Check: check,
+func entry(model, target, check string, status result.Status, reason string) result.CellReport {
+	return result.CellReport{Model: model, Family: "audio", Target: target, Check: check,
 		Status: status, Reason: reason, Provenance: prov(target)}
 }
 
-func metrics(p50 float64) *runtime.Metrics {
-	return &runtime.Metrics{LoadMS: 135.9, FirstRunMS: 0.462, Runs: 500, WarmupRuns: 10,
+func metrics(p50 float64) *result.Metrics {
+	return &result.Metrics{LoadMS: 135.9, FirstRunMS: 0.462, Runs: 500, WarmupRuns: 10,
 		MinMS: p50 * 0.8, P50MS: p50, P90MS: p50 * 1.5, P95MS: p50 * 1.7, P99MS: p50 * 3, MaxMS: p50 * 10,
 		MeanMS: p50 * 1.2, ThroughputPerS: 1000 / (p50 * 1.2), Batch: 1,
 		PeakRSSBytes: 130 << 20, BaseRSSBytes: 77 << 20}
 }
 
 // spec builds the report of one It of a generated suite's cell.
-func spec(model, target, leaf string, state types.SpecState, entries ...runtime.CellReport) types.SpecReport {
+func spec(model, target, leaf string, state types.SpecState, entries ...result.CellReport) types.SpecReport {
 	s := types.SpecReport{
 		ContainerHierarchyTexts:  []string{model, target},
 		ContainerHierarchyLabels: [][]string{{"model:" + model, "family:audio"}, {"hw:" + target}},
@@ -63,7 +62,7 @@ func spec(model, target, leaf string, state types.SpecState, entries ...runtime.
 	}
 	for _, e := range entries {
 		s.ReportEntries = append(s.ReportEntries, types.ReportEntry{
-			Name: runtime.ReportEntryName, Value: types.WrapEntryValue(e),
+			Name: result.ReportEntryName, Value: types.WrapEntryValue(e),
 			Visibility: types.ReportEntryVisibilityNever, Time: t0,
 		})
 	}
@@ -88,12 +87,12 @@ func skipped(s types.SpecReport, msg string) types.SpecReport {
 // passing is a whole cell that passed: open and measure in the first spec, one
 // invariant in each of the others.
 func passing(model, target string, p50 float64) []types.SpecReport {
-	measure := entry(model, target, "measure", runtime.StatusPass, "")
+	measure := entry(model, target, "measure", result.StatusPass, "")
 	measure.Metrics = metrics(p50)
 	return []types.SpecReport{
-		spec(model, target, checks[0], types.SpecStatePassed, entry(model, target, "open", runtime.StatusPass, ""), measure),
-		spec(model, target, checks[1], types.SpecStatePassed, entry(model, target, checks[1], runtime.StatusPass, "")),
-		spec(model, target, checks[2], types.SpecStatePassed, entry(model, target, checks[2], runtime.StatusPass, "")),
+		spec(model, target, checks[0], types.SpecStatePassed, entry(model, target, "open", result.StatusPass, ""), measure),
+		spec(model, target, checks[1], types.SpecStatePassed, entry(model, target, checks[1], result.StatusPass, "")),
+		spec(model, target, checks[2], types.SpecStatePassed, entry(model, target, checks[2], result.StatusPass, "")),
 	}
 }
 
@@ -101,7 +100,7 @@ func passing(model, target string, p50 float64) []types.SpecReport {
 // others were skipped by Ginkgo.
 func unavailable(model, target, reason string) []types.SpecReport {
 	return []types.SpecReport{
-		skipped(spec(model, target, checks[0], 0, entry(model, target, "open", runtime.StatusUnavailable, reason)), "unavailable: "+reason),
+		skipped(spec(model, target, checks[0], 0, entry(model, target, "open", result.StatusUnavailable, reason)), "unavailable: "+reason),
 		skipped(spec(model, target, checks[1], 0), ""),
 		skipped(spec(model, target, checks[2], 0), ""),
 	}
@@ -181,7 +180,7 @@ func noCell(t *testing.T, m Matrix, model, target string) {
 	}
 }
 
-func wantStatus(t *testing.T, c Cell, s runtime.Status, reasonHas string) {
+func wantStatus(t *testing.T, c Cell, s result.Status, reasonHas string) {
 	t.Helper()
 	if c.Status != s {
 		t.Errorf("%s/%s: status %q, want %q (reason %q)", c.Model, c.Target, c.Status, s, c.Reason)
@@ -198,7 +197,7 @@ func TestAllPass(t *testing.T) {
 		t.Fatalf("cells: %+v", m.Cells)
 	}
 	c := cellAt(t, m, "vad", "cpu")
-	wantStatus(t, c, runtime.StatusPass, "")
+	wantStatus(t, c, result.StatusPass, "")
 	if c.Reason != "" || c.Family != "audio" || c.Metrics == nil || c.Metrics.P50MS != 0.109 || c.Provenance == nil {
 		t.Errorf("cell: %+v", c)
 	}
@@ -206,7 +205,7 @@ func TestAllPass(t *testing.T) {
 		t.Errorf("checks: %+v", c.Checks)
 	}
 	noCell(t, m, "vad", "tensorrt")
-	if m.Summary[runtime.StatusPass] != 2 || len(m.Summary) != 1 {
+	if m.Summary[result.StatusPass] != 2 || len(m.Summary) != 1 {
 		t.Errorf("summary: %v", m.Summary)
 	}
 	if !m.Generated.Equal(t0.Add(3*time.Second)) || len(m.Environment.HostCPU) != 1 || m.Environment.ORTVersion[0] != "1.30.0" {
@@ -224,7 +223,7 @@ func TestAllPass(t *testing.T) {
 func TestInProcessEntries(t *testing.T) {
 	// Without the JSON round trip the entry values are the CellReports themselves.
 	m := FromReports([]types.Report{suite(passing("vad", "cpu", 0.1))}, nil, nil, nil)
-	wantStatus(t, cellAt(t, m, "vad", "cpu"), runtime.StatusPass, "")
+	wantStatus(t, cellAt(t, m, "vad", "cpu"), result.StatusPass, "")
 	if len(m.Models) != 1 || len(m.Targets) != 1 {
 		t.Errorf("models %q targets %q", m.Models, m.Targets)
 	}
@@ -234,7 +233,7 @@ func TestUnavailable(t *testing.T) {
 	reason := "CUDAExecutionProvider: libonnxruntime_providers_cuda.so not found"
 	m := FromReports(roundTrip(t, suite(unavailable("vad", "cuda", reason))), nil, []string{"vad"}, catalog)
 	c := cellAt(t, m, "vad", "cuda")
-	wantStatus(t, c, runtime.StatusUnavailable, reason)
+	wantStatus(t, c, result.StatusUnavailable, reason)
 	if c.Metrics != nil || len(c.Checks) != 1 {
 		t.Errorf("cell: %+v", c)
 	}
@@ -242,17 +241,17 @@ func TestUnavailable(t *testing.T) {
 
 func TestMismatchKeepsWorstDeviation(t *testing.T) {
 	specs := passing("vad", "cuda", 0.05)
-	small := &runtime.Deviation{Output: "output", Index: 3, Got: 0.51, Want: 0.5, AbsErr: 0.01, Allowed: 0.005}
-	big := &runtime.Deviation{Output: "stateN", Index: 7, Got: 1.5, Want: 0.5, AbsErr: 1, Allowed: 0.0006}
-	e1 := entry("vad", "cuda", checks[1], runtime.StatusMismatch, "outputs differ from the CPU reference: "+small.String())
+	small := &result.Deviation{Output: "output", Index: 3, Got: 0.51, Want: 0.5, AbsErr: 0.01, Allowed: 0.005}
+	big := &result.Deviation{Output: "stateN", Index: 7, Got: 1.5, Want: 0.5, AbsErr: 1, Allowed: 0.0006}
+	e1 := entry("vad", "cuda", checks[1], result.StatusMismatch, "outputs differ from the CPU reference: "+small.String())
 	e1.Worst = small
-	e2 := entry("vad", "cuda", checks[2], runtime.StatusMismatch, "state differs: "+big.String())
+	e2 := entry("vad", "cuda", checks[2], result.StatusMismatch, "state differs: "+big.String())
 	e2.Worst = big
 	specs[1] = failed(spec("vad", "cuda", checks[1], 0, e1), types.SpecStateFailed, "mismatch: outputs differ", types.NodeTypeIt)
 	specs[2] = failed(spec("vad", "cuda", checks[2], 0, e2), types.SpecStateFailed, "mismatch: state differs", types.NodeTypeIt)
 	m := FromReports(roundTrip(t, suite(specs)), nil, nil, nil)
 	c := cellAt(t, m, "vad", "cuda")
-	wantStatus(t, c, runtime.StatusMismatch, "outputs differ from the CPU reference")
+	wantStatus(t, c, result.StatusMismatch, "outputs differ from the CPU reference")
 	if c.Worst == nil || *c.Worst != *big {
 		t.Errorf("worst: %+v, want %+v", c.Worst, big)
 	}
@@ -274,18 +273,18 @@ func TestFailedSpecWithoutEntryIsError(t *testing.T) {
 	cuda[2] = skipped(spec("vad", "cuda", checks[2], 0), "")
 	m := FromReports(roundTrip(t, suite(cpu, cuda)), nil, nil, nil)
 	c := cellAt(t, m, "vad", "cpu")
-	wantStatus(t, c, runtime.StatusError, "failed: Expected\n    <float64>: 2\nto be <= 1")
-	if last := c.Checks[len(c.Checks)-1]; last.Name != checks[2] || last.Status != runtime.StatusError {
+	wantStatus(t, c, result.StatusError, "failed: Expected\n    <float64>: 2\nto be <= 1")
+	if last := c.Checks[len(c.Checks)-1]; last.Name != checks[2] || last.Status != result.StatusError {
 		t.Errorf("checks: %+v", c.Checks)
 	}
-	wantStatus(t, cellAt(t, m, "vad", "cuda"), runtime.StatusError, "panicked: Test Panicked: runtime error: index out of range")
+	wantStatus(t, cellAt(t, m, "vad", "cuda"), result.StatusError, "panicked: Test Panicked: runtime error: index out of range")
 }
 
 func TestAfterAllFailureAfterPassIsError(t *testing.T) {
 	specs := passing("vad", "cpu", 0.1)
 	specs[2] = failed(specs[2], types.SpecStateFailed, "closing the session: boom", types.NodeTypeAfterAll)
 	c := cellAt(t, FromReports(roundTrip(t, suite(specs)), nil, nil, nil), "vad", "cpu")
-	wantStatus(t, c, runtime.StatusError, "closing the session: boom")
+	wantStatus(t, c, result.StatusError, "closing the session: boom")
 	if c.Checks[len(c.Checks)-1].Name != CheckClose {
 		t.Errorf("checks: %+v", c.Checks)
 	}
@@ -296,11 +295,11 @@ func TestIncompleteCellIsNotAPass(t *testing.T) {
 	specs := []types.SpecReport{
 		skipped(spec("vad", "cpu", checks[0], 0), ""),
 		spec("vad", "cpu", checks[1], types.SpecStatePassed,
-			entry("vad", "cpu", "open", runtime.StatusPass, ""), entry("vad", "cpu", checks[1], runtime.StatusPass, "")),
+			entry("vad", "cpu", "open", result.StatusPass, ""), entry("vad", "cpu", checks[1], result.StatusPass, "")),
 		skipped(spec("vad", "cpu", checks[2], 0), ""),
 	}
 	c := cellAt(t, FromReports(roundTrip(t, suite(specs)), nil, nil, nil), "vad", "cpu")
-	wantStatus(t, c, runtime.StatusError, "incomplete: no result for measure, "+checks[0]+", "+checks[2])
+	wantStatus(t, c, result.StatusError, "incomplete: no result for measure, "+checks[0]+", "+checks[2])
 }
 
 func TestProcessFailure(t *testing.T) {
@@ -311,43 +310,43 @@ func TestProcessFailure(t *testing.T) {
 		[]string{"vad", "kws"}, []string{"cpu", "cuda"})
 	for _, target := range []string{"cpu", "cuda"} {
 		c := cellAt(t, m, "vad", target)
-		wantStatus(t, c, runtime.StatusError, "suite process failed: signal: segmentation fault (core dumped)\nstderr:\nSIGSEGV")
+		wantStatus(t, c, result.StatusError, "suite process failed: signal: segmentation fault (core dumped)\nstderr:\nSIGSEGV")
 		if len(c.Checks) != 1 || c.Checks[0].Name != CheckProcess {
 			t.Errorf("checks: %+v", c.Checks)
 		}
 	}
-	wantStatus(t, cellAt(t, m, "kws", "cpu"), runtime.StatusPass, "")
+	wantStatus(t, cellAt(t, m, "kws", "cpu"), result.StatusPass, "")
 	noCell(t, m, "kws", "cuda")
-	if m.Summary[runtime.StatusError] != 2 || m.Summary[runtime.StatusPass] != 1 {
+	if m.Summary[result.StatusError] != 2 || m.Summary[result.StatusPass] != 1 {
 		t.Errorf("summary: %v", m.Summary)
 	}
 
 	// A crash in the middle of a cell: the cells already complete keep their
 	// result, the one that was running and those after it are errors.
-	open := []types.SpecReport{spec("vad", "cuda", checks[0], types.SpecStatePassed, entry("vad", "cuda", "open", runtime.StatusPass, ""))}
+	open := []types.SpecReport{spec("vad", "cuda", checks[0], types.SpecStatePassed, entry("vad", "cuda", "open", result.StatusPass, ""))}
 	m = FromReports(roundTrip(t, suite(passing("vad", "cpu", 0.1), open)), []ProcessFailure{crash},
 		[]string{"vad"}, []string{"cpu", "cuda", "tensorrt"})
-	wantStatus(t, cellAt(t, m, "vad", "cpu"), runtime.StatusPass, "")
+	wantStatus(t, cellAt(t, m, "vad", "cpu"), result.StatusPass, "")
 	c := cellAt(t, m, "vad", "cuda")
-	wantStatus(t, c, runtime.StatusError, "segmentation fault")
+	wantStatus(t, c, result.StatusError, "segmentation fault")
 	if c.Family != "audio" {
 		t.Errorf("family %q", c.Family)
 	}
-	wantStatus(t, cellAt(t, m, "vad", "tensorrt"), runtime.StatusError, "segmentation fault")
+	wantStatus(t, cellAt(t, m, "vad", "tensorrt"), result.StatusError, "segmentation fault")
 
 	// An unknown model in the failures is still reported, after the catalog's.
 	m = FromReports(nil, []ProcessFailure{{Model: "zzz", Err: "timeout after 10m"}}, []string{"vad"}, []string{"cpu"})
 	if len(m.Models) != 2 || m.Models[1] != "zzz" {
 		t.Errorf("models %q", m.Models)
 	}
-	wantStatus(t, cellAt(t, m, "zzz", "cpu"), runtime.StatusError, "timeout after 10m")
+	wantStatus(t, cellAt(t, m, "zzz", "cpu"), result.StatusError, "timeout after 10m")
 
 	// A process that was to run some targets only fails those.
 	m = FromReports(nil, []ProcessFailure{{Model: "vad", Err: "killed", Targets: []string{"cuda"}}}, []string{"vad"}, catalog)
 	if len(m.Cells) != 1 {
 		t.Errorf("cells: %+v", m.Cells)
 	}
-	wantStatus(t, cellAt(t, m, "vad", "cuda"), runtime.StatusError, "killed")
+	wantStatus(t, cellAt(t, m, "vad", "cuda"), result.StatusError, "killed")
 	if got := m.SummaryLine(); got != "1 error (1 cell)" {
 		t.Errorf("summary line %q", got)
 	}
@@ -356,18 +355,18 @@ func TestProcessFailure(t *testing.T) {
 func TestExpectedFail(t *testing.T) {
 	reason := "creating a CoreMLExecutionProvider session: unsupported op (declared: LSTM unsupported)"
 	specs := []types.SpecReport{
-		skipped(spec("vad", "cuda", checks[0], 0, entry("vad", "cuda", "open", runtime.StatusExpectedFail, reason)), "expected-fail: unsupported op"),
+		skipped(spec("vad", "cuda", checks[0], 0, entry("vad", "cuda", "open", result.StatusExpectedFail, reason)), "expected-fail: unsupported op"),
 		skipped(spec("vad", "cuda", checks[1], 0), ""),
 		skipped(spec("vad", "cuda", checks[2], 0), ""),
 	}
 	// An expect-fail target that passed is a pass, flagged.
 	flagged := passing("vad", "cpu", 0.1)
 	flag := "unexpected pass: hardware.yaml declares this family incompatible with cpu: why"
-	flagged[0].ReportEntries[0].Value = types.WrapEntryValue(entry("vad", "cpu", "open", runtime.StatusPass, flag))
+	flagged[0].ReportEntries[0].Value = types.WrapEntryValue(entry("vad", "cpu", "open", result.StatusPass, flag))
 	m := FromReports(roundTrip(t, suite(specs, flagged)), nil, nil, nil)
-	wantStatus(t, cellAt(t, m, "vad", "cuda"), runtime.StatusExpectedFail, reason)
+	wantStatus(t, cellAt(t, m, "vad", "cuda"), result.StatusExpectedFail, reason)
 	c := cellAt(t, m, "vad", "cpu")
-	wantStatus(t, c, runtime.StatusPass, flag)
+	wantStatus(t, c, result.StatusPass, flag)
 	if md := string(m.Markdown()); !strings.Contains(md, "| cpu | pass ⚠ |") {
 		t.Errorf("unexpected pass not flagged:\n%s", md)
 	}
@@ -377,13 +376,13 @@ func TestFallbackIsNotAPassOfTheTargetAskedFor(t *testing.T) {
 	specs := passing("vad", "cuda", 0.1)
 	for i := range specs {
 		for j := range specs[i].ReportEntries {
-			e := specs[i].ReportEntries[j].Value.GetRawValue().(runtime.CellReport)
+			e := specs[i].ReportEntries[j].Value.GetRawValue().(result.CellReport)
 			e.Fallback = "cuda → cpu"
 			specs[i].ReportEntries[j].Value = types.WrapEntryValue(e)
 		}
 	}
 	c := cellAt(t, FromReports(roundTrip(t, suite(specs)), nil, nil, nil), "vad", "cuda")
-	wantStatus(t, c, runtime.StatusUnavailable, "fallback")
+	wantStatus(t, c, result.StatusUnavailable, "fallback")
 	if c.Fallback != "cuda → cpu" {
 		t.Errorf("fallback %q", c.Fallback)
 	}
@@ -395,7 +394,7 @@ func TestSuiteStoppedEarly(t *testing.T) {
 	r := suite([]types.SpecReport{before}, filtered("vad", "cpu"), filtered("vad", "tensorrt"))
 	r.SuiteSucceeded = false
 	m := FromReports(roundTrip(t, r), nil, nil, nil)
-	wantStatus(t, cellAt(t, m, "vad", "cpu"), runtime.StatusError, "did not run: BeforeSuite failed: cannot load libonnxruntime.so")
+	wantStatus(t, cellAt(t, m, "vad", "cpu"), result.StatusError, "did not run: BeforeSuite failed: cannot load libonnxruntime.so")
 	noCell(t, m, "vad", "tensorrt") // not selected by the label filter
 	if len(m.Problems) != 1 || !strings.Contains(m.Problems[0], "cannot load libonnxruntime.so") {
 		t.Errorf("problems: %q", m.Problems)
@@ -405,8 +404,8 @@ func TestSuiteStoppedEarly(t *testing.T) {
 	cpu := passing("vad", "cpu", 0.1)
 	cpu[2] = failed(spec("vad", "cpu", checks[2], 0), types.SpecStateFailed, "boom", types.NodeTypeIt)
 	m = FromReports(roundTrip(t, suite(cpu, filtered("vad", "cuda"), filtered("vad", "tensorrt"))), nil, nil, nil)
-	wantStatus(t, cellAt(t, m, "vad", "cpu"), runtime.StatusError, "boom")
-	wantStatus(t, cellAt(t, m, "vad", "cuda"), runtime.StatusError, "did not run: the suite failed and stopped before this cell ran")
+	wantStatus(t, cellAt(t, m, "vad", "cpu"), result.StatusError, "boom")
+	wantStatus(t, cellAt(t, m, "vad", "cuda"), result.StatusError, "did not run: the suite failed and stopped before this cell ran")
 	noCell(t, m, "vad", "tensorrt")
 	if len(m.Problems) != 0 {
 		t.Errorf("problems: %q", m.Problems)
@@ -416,7 +415,7 @@ func TestSuiteStoppedEarly(t *testing.T) {
 func TestMarkdownEscapesReasons(t *testing.T) {
 	reason := "bad | column\nsecond line <nil>"
 	specs := passing("vad", "cpu", 0.1)
-	specs[1] = failed(spec("vad", "cpu", checks[1], 0, entry("vad", "cpu", checks[1], runtime.StatusError, reason)),
+	specs[1] = failed(spec("vad", "cpu", checks[1], 0, entry("vad", "cpu", checks[1], result.StatusError, reason)),
 		types.SpecStateFailed, "error: "+reason, types.NodeTypeIt)
 	md := string(FromReports(roundTrip(t, suite(specs)), nil, nil, nil).Markdown())
 	want := `agrees with the CPU reference: bad \| column<br>second line &lt;nil&gt; |`
@@ -435,29 +434,29 @@ func mixed(t *testing.T) Matrix {
 	tiny := passing("tiny-vad", "cpu", 0.0123)
 	for i := range tiny {
 		for j := range tiny[i].ReportEntries {
-			e := tiny[i].ReportEntries[j].Value.GetRawValue().(runtime.CellReport)
+			e := tiny[i].ReportEntries[j].Value.GetRawValue().(result.CellReport)
 			e.Fixture = "tiny-random"
 			tiny[i].ReportEntries[j].Value = types.WrapEntryValue(e)
 		}
 	}
 	mismatch := passing("vad", "cuda", 0.05)
-	worst := &runtime.Deviation{Output: "output", Index: 3, Got: 0.51, Want: 0.5, AbsErr: 0.01, Allowed: 0.0006}
-	e := entry("vad", "cuda", checks[1], runtime.StatusMismatch, "outputs differ from the CPU reference: "+worst.String())
+	worst := &result.Deviation{Output: "output", Index: 3, Got: 0.51, Want: 0.5, AbsErr: 0.01, Allowed: 0.0006}
+	e := entry("vad", "cuda", checks[1], result.StatusMismatch, "outputs differ from the CPU reference: "+worst.String())
 	e.Worst = worst
 	mismatch[1] = failed(spec("vad", "cuda", checks[1], 0, e), types.SpecStateFailed, "mismatch", types.NodeTypeIt)
 	panicked := passing("kws", "cpu", 1.5)
 	panicked[2] = failed(spec("kws", "cpu", checks[2], 0), types.SpecStatePanicked, "Test Panicked", types.NodeTypeIt)
 	panicked[2].Failure.ForwardedPanic = "nil map | write\nat line 3"
 	expected := []types.SpecReport{
-		skipped(spec("kws", "cuda", checks[0], 0, entry("kws", "cuda", "open", runtime.StatusExpectedFail,
+		skipped(spec("kws", "cuda", checks[0], 0, entry("kws", "cuda", "open", result.StatusExpectedFail,
 			"creating a CUDAExecutionProvider session: Loop not supported (declared: kws uses Loop)")), "expected-fail"),
 		skipped(spec("kws", "cuda", checks[1], 0), ""),
 		skipped(spec("kws", "cuda", checks[2], 0), ""),
 	}
 	partial := passing("kws", "tensorrt", 2.5)
-	partial[0].ReportEntries[0].Value = types.WrapEntryValue(entry("kws", "tensorrt", "open", runtime.StatusPartial, "12% of nodes (30% of time) ran on CPUExecutionProvider"))
+	partial[0].ReportEntries[0].Value = types.WrapEntryValue(entry("kws", "tensorrt", "open", result.StatusPartial, "12% of nodes (30% of time) ran on CPUExecutionProvider"))
 	unexpected := passing("tiny-vad", "tensorrt", 0.02)
-	unexpected[0].ReportEntries[0].Value = types.WrapEntryValue(entry("tiny-vad", "tensorrt", "open", runtime.StatusPass,
+	unexpected[0].ReportEntries[0].Value = types.WrapEntryValue(entry("tiny-vad", "tensorrt", "open", result.StatusPass,
 		"unexpected pass: hardware.yaml declares this family incompatible with tensorrt: LSTM"))
 	r := suite(
 		passing("vad", "cpu", 0.109), mismatch, filtered("vad", "tensorrt"),
@@ -487,7 +486,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestGoldenMixed(t *testing.T) {
 	m := mixed(t)
-	wantStatus(t, cellAt(t, m, "asr", "tensorrt"), runtime.StatusError, "exit status 2")
+	wantStatus(t, cellAt(t, m, "asr", "tensorrt"), result.StatusError, "exit status 2")
 	md := m.Markdown()
 	if !bytes.Equal(md, mixed(t).Markdown()) {
 		t.Error("markdown is not deterministic")
@@ -522,11 +521,11 @@ func TestRealReport(t *testing.T) {
 	}
 	for _, model := range models {
 		c := cellAt(t, m, model, "cpu")
-		wantStatus(t, c, runtime.StatusPass, "")
+		wantStatus(t, c, result.StatusPass, "")
 		if c.Metrics == nil || c.Metrics.P50MS <= 0 || c.Metrics.PeakRSSBytes <= 0 || len(c.Checks) != 5 {
 			t.Errorf("cpu cell: %+v", c)
 		}
-		wantStatus(t, cellAt(t, m, model, "cuda"), runtime.StatusUnavailable, "CUDAExecutionProvider")
+		wantStatus(t, cellAt(t, m, model, "cuda"), result.StatusUnavailable, "CUDAExecutionProvider")
 		noCell(t, m, model, "tensorrt")
 	}
 	if len(m.Problems) != 0 || m.Environment.ORTVersion[0] == "" || m.Environment.ORTLibrarySHA256[0] == "" {
@@ -597,16 +596,16 @@ func TestRealGinkgoFailures(t *testing.T) {
 	}
 	m := FromReports(reports, nil, []string{"m"}, nil)
 	for target, want := range map[string]struct {
-		status runtime.Status
+		status result.Status
 		reason string
 	}{
-		"pass":      {runtime.StatusPass, ""},
-		"unavail":   {runtime.StatusUnavailable, "no dev"},
-		"openerr":   {runtime.StatusError, "boom"},
-		"openpanic": {runtime.StatusError, "panicked: Test Panicked: assignment to entry in nil map"},
-		"measpanic": {runtime.StatusError, "panicked: Test Panicked: measure | exploded\nline2"},
-		"closefail": {runtime.StatusError, "failed: close failed"},
-		"xfail":     {runtime.StatusExpectedFail, "declared"},
+		"pass":      {result.StatusPass, ""},
+		"unavail":   {result.StatusUnavailable, "no dev"},
+		"openerr":   {result.StatusError, "boom"},
+		"openpanic": {result.StatusError, "panicked: Test Panicked: assignment to entry in nil map"},
+		"measpanic": {result.StatusError, "panicked: Test Panicked: measure | exploded\nline2"},
+		"closefail": {result.StatusError, "failed: close failed"},
+		"xfail":     {result.StatusExpectedFail, "declared"},
 	} {
 		wantStatus(t, cellAt(t, m, "m", target), want.status, want.reason)
 	}

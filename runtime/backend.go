@@ -9,6 +9,7 @@ import (
 
 	"github.com/hwtest/hwtest/browser"
 	"github.com/hwtest/hwtest/layout"
+	"github.com/hwtest/hwtest/result"
 )
 
 // Backend is what a cell runs inference on: a native ONNX Runtime session, or an
@@ -135,14 +136,14 @@ var nativeTypes = func() map[string]ort.TensorElementDataType {
 
 // browserPlacement reads where onnxruntime-web put the nodes (its verbose log).
 // Unknown placement stays nil: nothing is guessed.
-func (bs *browserSession) placement() *Placement {
+func (bs *browserSession) placement() *result.Placement {
 	p, err := bs.s.Placement()
 	if err != nil || !p.Known {
 		return nil
 	}
-	out := &Placement{ByProvider: map[string]ProviderShare{}}
+	out := &result.Placement{ByProvider: map[string]result.ProviderShare{}}
 	for ep, n := range p.Nodes {
-		out.ByProvider[ep] = ProviderShare{Nodes: n, Partitions: p.Partitions[ep]}
+		out.ByProvider[ep] = result.ProviderShare{Nodes: n, Partitions: p.Partitions[ep]}
 		out.Nodes += n
 	}
 	return out

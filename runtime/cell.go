@@ -8,21 +8,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hwtest/hwtest/result"
 	"github.com/onsi/ginkgo/v2"
 )
 
 // Cell is one (model, target) pair of the matrix as a generated suite drives it:
 // Open in BeforeAll, Measure and Check in Its, Close in AfterAll. Each step records a
-// CellReport as a Ginkgo report entry, which is how `hwtest run` learns the result.
+// result.CellReport as a Ginkgo report entry, which is how `hwtest run` learns the result.
 type Cell struct {
 	Model  Model
 	Target Target
 
 	model ResolvedModel
-	size  *ModelSize
+	size  *result.ModelSize
 	// placement is set when the target's EP could not take the whole model and the
 	// cell ran with CPU fallback: where the nodes went.
-	placement *Placement
+	placement *result.Placement
 	device    string // what a browser target really ran on
 	session   Backend
 	run       *Run
@@ -50,23 +51,23 @@ func (c *Cell) Open() {
 	// A missing or broken ONNX Runtime is this machine's setup failing, not the
 	// target being absent: an error, never "unavailable".
 	if _, err := Init(); err != nil && c.Target.Runner != "browser" {
-		c.fail("open", err)
+		c.fail(result.CheckOpen, err)
 	}
 	if reason := Unavailable(c.Target); reason != "" {
-		c.record("open", StatusUnavailable, reason, nil)
+		c.record(result.CheckOpen, result.StatusUnavailable, reason, nil)
 		ginkgo.Skip("unavailable: " + reason)
 	}
 	rm, err := Resolve(c.Model)
 	if err != nil {
-		c.fail("open", err)
+		c.fail(result.CheckOpen, err)
 	}
 	c.model = rm
 	if c.size, err = SizeOf(rm.Path); err != nil {
-		c.fail("open", err)
+		c.fail(result.CheckOpen, err)
 	}
 	ref, err := CPUReference(c.Model, rm)
 	if err != nil {
-		c.fail("open", err)
+		c.fail(result.CheckOpen, err)
 	}
 	// The high-water mark is reset after the reference exists, so peak memory is this
 	// target's session, not the reference's.
@@ -79,18 +80,18 @@ func (c *Cell) Open() {
 		c.load = bs.createTime()
 	}
 	if err != nil {
-		c.fail("open", fmt.Errorf("creating a %s session: %w", c.Target.Provider, err))
+		c.fail(result.CheckOpen, fmt.Errorf("creating a %s session: %w", c.Target.Provider, err))
 	}
 	c.session = s
 	start = time.Now()
 	got, err := s.Run(ref.Inputs)
 	c.first = time.Since(start)
 	if err != nil {
-		c.fail("open", fmt.Errorf("first inference on %s: %w", c.Target.ID, err))
+		c.fail(result.CheckOpen, fmt.Errorf("first inference on %s: %w", c.Target.ID, err))
 	}
 	c.run = &Run{Model: c.Model, Target: c.Target, Session: s, Reference: ref, Got: got, Tolerance: c.tolerance()}
 	c.opened = true
-	c.record("open", c.passStatus(), c.passReason(), nil)
+	c.record(result.CheckOpen, c.passStatus(), c.passReason(), nil)
 }
 
 // openBackend creates the target's session. Native accelerators are strict first:
@@ -139,20 +140,20 @@ func (c *Cell) Measure() {
 	inputs := c.run.Reference.Inputs
 	bound, err := c.session.Bind(inputs)
 	if err != nil {
-		c.fail("measure", err)
+		c.fail(result.CheckMeasure, err)
 	}
 	defer bound.Close()
 	var warm int
 	for start := time.Now(); !b.warmupDone(warm, time.Since(start)); warm++ {
 		if _, err := bound.Run(); err != nil {
-			c.fail("measure", fmt.Errorf("warm-up run %d: %w", warm+1, err))
+			c.fail(result.CheckMeasure, fmt.Errorf("warm-up run %d: %w", warm+1, err))
 		}
 	}
 	var samples []time.Duration
 	for start := time.Now(); !b.measureDone(len(samples), time.Since(start)); {
 		took, err := bound.Run()
 		if err != nil {
-			c.fail("measure", fmt.Errorf("measured run %d: %w", len(samples)+1, err))
+			c.fail(result.CheckMeasure, fmt.Errorf("measured run %d: %w", len(samples)+1, err))
 		}
 		samples = append(samples, took)
 	}
@@ -172,7 +173,7 @@ func (c *Cell) Measure() {
 		m.BaseRSSBytes = c.rssBase
 		m.PeakRSSScope = "hwtest suite process (ONNX Runtime in process)"
 	}
-	c.record("measure", c.passStatus(), c.passReason(), func(r *CellReport) { r.Metrics = &m })
+	c.record(result.CheckMeasure, c.passStatus(), c.passReason(), func(r *result.CellReport) { r.Metrics = &m })
 }
 
 // Check asserts one family invariant on the target's outputs.
@@ -184,10 +185,10 @@ func (c *Cell) Check(inv Invariant) {
 		c.record(inv.Name, c.passStatus(), c.passReason(), nil)
 		return
 	}
-	status := StatusError
-	var worst *Deviation
+	status := result.StatusError
+	var worst *result.Deviation
 	if v, ok := err.(*Violation); ok {
-		status, worst = StatusMismatch, v.Worst
+		status, worst = result.StatusMismatch, v.Worst
 	}
 	c.finish(inv.Name, status, err, worst)
 }
@@ -203,18 +204,18 @@ func (c *Cell) mustBeOpen() {
 
 // passStatus: a cell whose checks hold is a pass, or partial when some nodes ran on
 // the CPU.
-func (c *Cell) passStatus() Status {
+func (c *Cell) passStatus() result.Status {
 	if c.placement != nil && !c.placement.AllOn(c.Target.EP()) {
-		return StatusPartial
+		return result.StatusPartial
 	}
-	return StatusPass
+	return result.StatusPass
 }
 
 // passReason says how much ran on the EP for a partial cell, and flags a pass that
 // hardware.yaml declared incompatible.
 func (c *Cell) passReason() string {
 	var why []string
-	if c.passStatus() == StatusPartial {
+	if c.passStatus() == result.StatusPartial {
 		why = append(why, c.placement.Summary(c.Target.EP()))
 	}
 	if c.Target.ExpectFail != "" {
@@ -225,23 +226,23 @@ func (c *Cell) passReason() string {
 
 func (c *Cell) fail(check string, err error) {
 	ginkgo.GinkgoHelper()
-	c.finish(check, StatusError, err, nil)
+	c.finish(check, result.StatusError, err, nil)
 }
 
 // finish records a failed step and ends the spec: as expected-fail (skipped) when
 // hardware.yaml declared it, else as a failure.
-func (c *Cell) finish(check string, status Status, err error, worst *Deviation) {
+func (c *Cell) finish(check string, status result.Status, err error, worst *result.Deviation) {
 	ginkgo.GinkgoHelper()
 	if c.Target.ExpectFail != "" {
-		c.record(check, StatusExpectedFail, fmt.Sprintf("%s (declared: %s)", err, c.Target.ExpectFail), nil)
+		c.record(check, result.StatusExpectedFail, fmt.Sprintf("%s (declared: %s)", err, c.Target.ExpectFail), nil)
 		ginkgo.Skip(fmt.Sprintf("expected-fail: %v", err))
 	}
-	c.record(check, status, err.Error(), func(r *CellReport) { r.Worst = worst })
+	c.record(check, status, err.Error(), func(r *result.CellReport) { r.Worst = worst })
 	ginkgo.Fail(fmt.Sprintf("%s: %v", status, err))
 }
 
-func (c *Cell) record(check string, status Status, reason string, extra func(*CellReport)) {
-	r := CellReport{
+func (c *Cell) record(check string, status result.Status, reason string, extra func(*result.CellReport)) {
+	r := result.CellReport{
 		Model: c.Model.ID, Family: c.Model.Family, Target: c.Target.ID,
 		Check: check, Status: status, Reason: reason, Fixture: c.model.Fixture,
 		Size: c.size, Placement: c.placement, FallbackChain: c.Target.Fallback,
@@ -250,12 +251,12 @@ func (c *Cell) record(check string, status Status, reason string, extra func(*Ce
 	if extra != nil {
 		extra(&r)
 	}
-	ginkgo.AddReportEntry(ReportEntryName, r, ginkgo.ReportEntryVisibilityNever)
+	ginkgo.AddReportEntry(result.ReportEntryName, r, ginkgo.ReportEntryVisibilityNever)
 }
 
-func (c *Cell) provenance() *Provenance {
+func (c *Cell) provenance() *result.Provenance {
 	lib, _ := Init()
-	return &Provenance{
+	return &result.Provenance{
 		ORTVersion: lib.Version, ORTLibrary: lib.Path, ORTLibSHA256: lib.SHA256,
 		Provider: c.Target.Provider, Options: c.Target.Options,
 		HostCPU: HostCPU(), ModelSHA256: c.model.SHA256,
@@ -263,12 +264,6 @@ func (c *Cell) provenance() *Provenance {
 		CatalogCommit: os.Getenv("HWTEST_CATALOG_COMMIT"), CodeCommit: os.Getenv("HWTEST_CODE_COMMIT"),
 		Time: time.Now().UTC(),
 	}
-}
-
-// MarshalJSON keeps report entries readable when Ginkgo prints them.
-func (r CellReport) String() string {
-	b, _ := json.Marshal(r)
-	return string(b)
 }
 
 func (c *Cell) deviceName() string {

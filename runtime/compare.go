@@ -4,17 +4,19 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/hwtest/hwtest/result"
 )
 
 // Compare checks got against want element-wise with |g-w| <= atol + rtol*|w| and
 // returns the worst element (largest error relative to what was allowed) and
 // whether every element is within tolerance. Shapes must match exactly; NaN matches
 // only NaN, and an infinity only the same infinity.
-func Compare(got, want Tensor, tol Tolerance) (*Deviation, error) {
+func Compare(got, want Tensor, tol Tolerance) (*result.Deviation, error) {
 	if !slices.Equal(got.Shape, want.Shape) {
 		return nil, fmt.Errorf("output %q has shape %v, the CPU reference has %v", got.Name, got.Shape, want.Shape)
 	}
-	var worst *Deviation
+	var worst *result.Deviation
 	worstRatio := -1.0
 	for i := range want.Data {
 		g, w := got.Data[i], want.Data[i]
@@ -37,26 +39,16 @@ func Compare(got, want Tensor, tol Tolerance) (*Deviation, error) {
 		ratio := diff / math.Max(allowed, math.SmallestNonzeroFloat64)
 		if ratio > worstRatio {
 			worstRatio = ratio
-			worst = &Deviation{Output: want.Name, Index: i, Got: g, Want: w, AbsErr: diff, Allowed: allowed}
+			worst = &result.Deviation{Output: want.Name, Index: i, Got: g, Want: w, AbsErr: diff, Allowed: allowed}
 		}
 	}
 	return worst, nil
 }
 
-// Within reports whether a deviation is inside its allowance.
-func (d *Deviation) Within() bool { return d == nil || d.AbsErr <= d.Allowed }
-
-func (d *Deviation) String() string {
-	if d == nil {
-		return "no elements"
-	}
-	return fmt.Sprintf("output %q[%d]: got %.6g, want %.6g (|error| %.3g, allowed %.3g)", d.Output, d.Index, d.Got, d.Want, d.AbsErr, d.Allowed)
-}
-
 // CompareAll compares every output of want with the same-named output of got and
 // returns the worst deviation over all of them.
-func CompareAll(got, want []Tensor, tol Tolerance) (*Deviation, error) {
-	var worst *Deviation
+func CompareAll(got, want []Tensor, tol Tolerance) (*result.Deviation, error) {
+	var worst *result.Deviation
 	for _, w := range want {
 		g, ok := find(got, w.Name)
 		if !ok {
@@ -73,7 +65,7 @@ func CompareAll(got, want []Tensor, tol Tolerance) (*Deviation, error) {
 	return worst, nil
 }
 
-func worse(a, b *Deviation) bool {
+func worse(a, b *result.Deviation) bool {
 	if a == nil {
 		return false
 	}

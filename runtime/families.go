@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/hwtest/hwtest/result"
 )
 
 // rows views a tensor as rows along its last axis: [n, last].
@@ -60,7 +62,7 @@ var ArgmaxAgrees = Invariant{
 			g, c := argmax(got.Data[i*w:(i+1)*w]), argmax(want.Data[i*w:(i+1)*w])
 			wg, wc := want.Data[i*w+g], want.Data[i*w+c]
 			if g != c && wc-wg > r.Tolerance.allowed(wc) {
-				return violation(&Deviation{Output: got.Name, Index: i*w + g, Got: got.Data[i*w+g], Want: wg, AbsErr: wc - wg, Allowed: r.Tolerance.allowed(wc)},
+				return violation(&result.Deviation{Output: got.Name, Index: i*w + g, Got: got.Data[i*w+g], Want: wg, AbsErr: wc - wg, Allowed: r.Tolerance.allowed(wc)},
 					"position %d: the target predicts token %d, the CPU token %d", i, g, c)
 			}
 		}
@@ -111,7 +113,7 @@ func topKAgree(got, want Tensor, k int, tol Tolerance) error {
 		kth := c[topK(c, k)[k-1]]
 		for _, idx := range topK(g, k) {
 			if kth-c[idx] > tol.allowed(kth) {
-				return violation(&Deviation{Output: got.Name, Index: i*w + idx, Got: g[idx], Want: c[idx], AbsErr: kth - c[idx], Allowed: tol.allowed(kth)},
+				return violation(&result.Deviation{Output: got.Name, Index: i*w + idx, Got: g[idx], Want: c[idx], AbsErr: kth - c[idx], Allowed: tol.allowed(kth)},
 					"row %d: index %d is in the target's top %d, not in the CPU's (%v)", i, idx, k, topK(c, k))
 			}
 		}
@@ -146,7 +148,7 @@ var DistributionSumsToOne = Invariant{
 				sum += x
 			}
 			if math.Abs(sum-1) > allowed || math.IsNaN(sum) {
-				return violation(&Deviation{Output: p.Name, Index: i * w, Got: sum, Want: 1, AbsErr: math.Abs(sum - 1), Allowed: allowed}, "row %d of %q sums to %.6g", i, p.Name, sum)
+				return violation(&result.Deviation{Output: p.Name, Index: i * w, Got: sum, Want: 1, AbsErr: math.Abs(sum - 1), Allowed: allowed}, "row %d of %q sums to %.6g", i, p.Name, sum)
 			}
 		}
 		return nil
@@ -174,7 +176,7 @@ var RankingAgrees = Invariant{
 			for j := 0; j+1 < len(order); j++ {
 				hi, lo := c[order[j]], c[order[j+1]]
 				if lo-hi > r.Tolerance.allowed(hi) {
-					return violation(&Deviation{Output: got.Name, Index: i*w + order[j+1], Got: g[order[j+1]], Want: lo, AbsErr: lo - hi, Allowed: r.Tolerance.allowed(hi)},
+					return violation(&result.Deviation{Output: got.Name, Index: i*w + order[j+1], Got: g[order[j+1]], Want: lo, AbsErr: lo - hi, Allowed: r.Tolerance.allowed(hi)},
 						"row %d: the target ranks candidate %d above %d, the CPU the other way round", i, order[j], order[j+1])
 				}
 			}
@@ -252,7 +254,7 @@ var Causality = Invariant{
 				for v := 0; v < w; v++ {
 					at := (i*seq+p)*w + v
 					if d := math.Abs(after.Data[at] - before.Data[at]); d > r.Tolerance.allowed(before.Data[at]) {
-						return violation(&Deviation{Output: before.Name, Index: at, Got: after.Data[at], Want: before.Data[at], AbsErr: d, Allowed: r.Tolerance.allowed(before.Data[at])},
+						return violation(&result.Deviation{Output: before.Name, Index: at, Got: after.Data[at], Want: before.Data[at], AbsErr: d, Allowed: r.Tolerance.allowed(before.Data[at])},
 							"changing the last token changed position %d's logits", p)
 					}
 				}
@@ -432,7 +434,7 @@ var PaddingIgnored = Invariant{
 				for k := 0; k < w; k++ {
 					at := (i*s+p)*w + k
 					if d := math.Abs(h2.Data[at] - h1.Data[at]); d > r.Tolerance.allowed(h1.Data[at]) {
-						return violation(&Deviation{Output: h1.Name, Index: at, Got: h2.Data[at], Want: h1.Data[at], AbsErr: d, Allowed: r.Tolerance.allowed(h1.Data[at])},
+						return violation(&result.Deviation{Output: h1.Name, Index: at, Got: h2.Data[at], Want: h1.Data[at], AbsErr: d, Allowed: r.Tolerance.allowed(h1.Data[at])},
 							"changing a masked padding token changed position %d's hidden state", p)
 					}
 				}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/hwtest/hwtest/result"
 )
 
 // Invariant is one property a family template asserts on every target. Check
@@ -29,7 +31,7 @@ type Run struct {
 // Violation is an invariant that does not hold: the outputs are wrong.
 type Violation struct {
 	Msg   string
-	Worst *Deviation
+	Worst *result.Deviation
 }
 
 func (v *Violation) Error() string {
@@ -39,7 +41,7 @@ func (v *Violation) Error() string {
 	return v.Msg
 }
 
-func violation(worst *Deviation, format string, args ...any) error {
+func violation(worst *result.Deviation, format string, args ...any) error {
 	return &Violation{Msg: fmt.Sprintf(format, args...), Worst: worst}
 }
 
@@ -96,7 +98,7 @@ var ProbabilitiesInUnitRange = Invariant{
 		}
 		for i, x := range p.Data {
 			if !(x >= 0 && x <= 1) {
-				return violation(&Deviation{Output: p.Name, Index: i, Got: x}, "output %q[%d] = %g is not a probability", p.Name, i, x)
+				return violation(&result.Deviation{Output: p.Name, Index: i, Got: x}, "output %q[%d] = %g is not a probability", p.Name, i, x)
 			}
 		}
 		return nil

@@ -5,90 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
+
+	"github.com/hwtest/hwtest/result"
 )
-
-// Placement says where ONNX Runtime ran a model's nodes, from its profile: the
-// nodes and kernel time per execution provider.
-type Placement struct {
-	Nodes      int                      `json:"nodes"`
-	TimeUS     int64                    `json:"time_us"`
-	ByProvider map[string]ProviderShare `json:"by_provider"`
-}
-
-// ProviderShare is one execution provider's part of a run.
-type ProviderShare struct {
-	Nodes  int   `json:"nodes"`
-	TimeUS int64 `json:"time_us"`
-	// Partitions is how many of Nodes are subgraphs the EP compiled as one (WebNN
-	// does); how many model nodes each holds is not logged, so node shares are not
-	// computed for such an EP.
-	Partitions int `json:"partitions,omitempty"`
-}
-
-// AllOn reports whether every node ran on provider.
-func (p Placement) AllOn(provider string) bool {
-	for name, s := range p.ByProvider {
-		if name != provider && s.Nodes > 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// Share is the percentage of nodes and of kernel time that ran on provider.
-func (p Placement) Share(provider string) (nodesPct, timePct float64) {
-	s := p.ByProvider[provider]
-	if p.Nodes > 0 {
-		nodesPct = 100 * float64(s.Nodes) / float64(p.Nodes)
-	}
-	if p.TimeUS > 0 {
-		timePct = 100 * float64(s.TimeUS) / float64(p.TimeUS)
-	}
-	return nodesPct, timePct
-}
-
-// Summary reads "83% of 120 nodes (91% of kernel time) on CUDA, the rest on CPU",
-// or, where the EP compiled partitions, "WebNN ran 1 compiled partition (nodes
-// inside not logged); 71 nodes ran on CPU".
-func (p Placement) Summary(provider string) string {
-	var others []string
-	for name := range p.ByProvider {
-		if name != provider {
-			others = append(others, name)
-		}
-	}
-	sort.Strings(others)
-	if s := p.ByProvider[provider]; s.Partitions > 0 {
-		text := fmt.Sprintf("%s ran %d compiled partition(s) (the nodes inside are not logged)", shortProvider(provider), s.Partitions)
-		for _, o := range others {
-			text += fmt.Sprintf("; %d nodes ran on %s", p.ByProvider[o].Nodes, shortProvider(o))
-		}
-		return text
-	}
-	nodes, time := p.Share(provider)
-	text := fmt.Sprintf("%.0f%% of %d nodes", nodes, p.Nodes)
-	if p.TimeUS > 0 {
-		text += fmt.Sprintf(" (%.0f%% of kernel time)", time)
-	}
-	text += " on " + shortProvider(provider)
-	if len(others) > 0 {
-		short := make([]string, len(others))
-		for i, o := range others {
-			short[i] = shortProvider(o)
-		}
-		text += ", the rest on " + strings.Join(short, ", ")
-	}
-	return text
-}
-
-func shortProvider(name string) string {
-	if name == "JsExecutionProvider" {
-		return "WebGPU (JSEP)" // onnxruntime-web's JavaScript EP is how ort.min.js runs WebGPU
-	}
-	return strings.TrimSuffix(name, "ExecutionProvider")
-}
 
 // profileEvent is one event of ONNX Runtime's profile (Chrome trace format). A
 // node's kernel run is cat "Node", name "<node>_kernel_time", with args.provider.
@@ -104,12 +24,12 @@ type profileEvent struct {
 
 // ParsePlacement counts each node once per provider (a profile of several runs
 // holds each node several times) and sums its kernel time.
-func ParsePlacement(profile []byte) (Placement, error) {
+func ParsePlacement(profile []byte) (result.Placement, error) {
 	var events []profileEvent
 	if err := json.Unmarshal(profile, &events); err != nil {
-		return Placement{}, fmt.Errorf("reading ONNX Runtime's profile: %w", err)
+		return result.Placement{}, fmt.Errorf("reading ONNX Runtime's profile: %w", err)
 	}
-	p := Placement{ByProvider: map[string]ProviderShare{}}
+	p := result.Placement{ByProvider: map[string]result.ProviderShare{}}
 	seen := map[string]bool{}
 	for _, e := range events {
 		if e.Cat != "Node" || !strings.HasSuffix(e.Name, "_kernel_time") || e.Args.Provider == "" {
@@ -133,30 +53,30 @@ func ParsePlacement(profile []byte) (Placement, error) {
 
 // ProfilePlacement runs the model once on the target with CPU fallback allowed and
 // profiling on, and reads where each node ran.
-func ProfilePlacement(path string, t Target, inputs []Tensor) (Placement, error) {
+func ProfilePlacement(path string, t Target, inputs []Tensor) (result.Placement, error) {
 	dir, err := os.MkdirTemp("", "hwtest-profile-")
 	if err != nil {
-		return Placement{}, err
+		return result.Placement{}, err
 	}
 	defer os.RemoveAll(dir)
 	s, err := openSession(path, t, false, filepath.Join(dir, "profile"))
 	if err != nil {
-		return Placement{}, err
+		return result.Placement{}, err
 	}
 	_, runErr := s.Run(inputs)
 	if err := s.Close(); err != nil { // the profile is written here
-		return Placement{}, err
+		return result.Placement{}, err
 	}
 	if runErr != nil {
-		return Placement{}, runErr
+		return result.Placement{}, runErr
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "profile*.json"))
 	if len(files) != 1 {
-		return Placement{}, fmt.Errorf("ONNX Runtime wrote %d profiles, want 1", len(files))
+		return result.Placement{}, fmt.Errorf("ONNX Runtime wrote %d profiles, want 1", len(files))
 	}
 	data, err := os.ReadFile(files[0])
 	if err != nil {
-		return Placement{}, err
+		return result.Placement{}, err
 	}
 	return ParsePlacement(data)
 }

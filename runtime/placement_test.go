@@ -3,6 +3,7 @@ package runtime
 import (
 	"testing"
 
+	"github.com/hwtest/hwtest/result"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -31,7 +32,7 @@ func TestParsePlacement(t *testing.T) {
 	if p.AllOn("CUDAExecutionProvider") {
 		t.Error("AllOn with a node on the CPU")
 	}
-	web := Placement{Nodes: 72, ByProvider: map[string]ProviderShare{
+	web := result.Placement{Nodes: 72, ByProvider: map[string]result.ProviderShare{
 		"WebNNExecutionProvider": {Nodes: 1, Partitions: 1}, CPUProvider: {Nodes: 71}}}
 	if got := web.Summary("WebNNExecutionProvider"); got != "WebNN ran 1 compiled partition(s) (the nodes inside are not logged); 71 nodes ran on CPU" {
 		t.Errorf("partition summary %q", got)

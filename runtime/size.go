@@ -1,10 +1,9 @@
 package runtime
 
 import (
-	"fmt"
-
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/onnx"
+	"github.com/hwtest/hwtest/result"
 )
 
 // runtimeFootprint is a process's resident size with ONNX Runtime initialised and
@@ -12,43 +11,13 @@ import (
 const runtimeFootprint = 32 << 20
 
 // SizeOf reads a model file's weights: parameters, bytes, tier and an estimate.
-func SizeOf(path string) (*ModelSize, error) {
+func SizeOf(path string) (*result.ModelSize, error) {
 	s, err := onnx.InspectFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return &ModelSize{
+	return &result.ModelSize{
 		Params: s.Params, WeightBytes: s.InitializerBytes, Tier: catalog.TierFor(s.Params),
 		EstimateBytes: 2*s.InitializerBytes + runtimeFootprint,
 	}, nil
-}
-
-// HumanCount writes a parameter count the way people say it: 63.1k, 110.0M, 7.2B.
-func HumanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1fB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
-}
-
-// HumanBytes writes a size in binary units: 247.0 KiB, 2.1 MiB, 23.5 GiB.
-func HumanBytes(n int64) string {
-	if n <= 0 {
-		return "unknown"
-	}
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	f, i := float64(n), 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.1f %s", f, units[i])
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/hwtest/hwtest/result"
 )
 
 // Budget says how long latency is measured: warm-up until both WarmupRuns and
@@ -38,7 +40,7 @@ func (b Budget) measureDone(runs int, spent time.Duration) bool {
 }
 
 // LatencyStats summarises measured latencies.
-func LatencyStats(samples []time.Duration) (m Metrics) {
+func LatencyStats(samples []time.Duration) (m result.Metrics) {
 	if len(samples) == 0 {
 		return m
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/runtime"
 )
 
@@ -54,7 +55,7 @@ func modelsRun(opts *ModelsOptions) error {
 				runs = "fixture: " + rm.Fixture
 			}
 			if sz, err := runtime.SizeOf(rm.Path); err == nil {
-				params, weights, tier, estimate = runtime.HumanCount(sz.Params), runtime.HumanBytes(sz.WeightBytes), sz.Tier, runtime.HumanBytes(sz.EstimateBytes)
+				params, weights, tier, estimate = result.HumanCount(sz.Params), result.HumanBytes(sz.WeightBytes), sz.Tier, result.HumanBytes(sz.EstimateBytes)
 			} else {
 				runs = "unreadable: " + err.Error()
 			}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hwtest/hwtest/diagnose"
 	"github.com/hwtest/hwtest/matrix"
-	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/result"
 )
 
 // ReportOptions is what `hwtest report` acts on.
@@ -61,7 +61,7 @@ func reportRun(opts *ReportOptions) error {
 	}
 	var findings []diagnose.Finding
 	for _, c := range m.Cells {
-		if c.Status == runtime.StatusPass && c.Reason == "" {
+		if c.Status == result.StatusPass && c.Reason == "" {
 			continue
 		}
 		f := diagnose.Classify(string(c.Status), c.Target, c.Reason)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/sources"
 	"github.com/hwtest/hwtest/zoo"
 )
@@ -42,7 +42,7 @@ func newZooCmd(g *Globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, info.Family, info.Architecture, runtime.HumanCount(info.Params), info.Description)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, info.Family, info.Architecture, result.HumanCount(info.Params), info.Description)
 			}
 			return tw.Flush()
 		},
@@ -86,7 +86,7 @@ func zooBuild(opts *ZooOptions, names []string) error {
 		if err := sources.WriteAtomic(path, b); err != nil {
 			return err
 		}
-		fmt.Fprintf(opts.Stdout, "%s  %s params  %s\n", relToWD(path), runtime.HumanCount(info.Params), info.Architecture)
+		fmt.Fprintf(opts.Stdout, "%s  %s params  %s\n", relToWD(path), result.HumanCount(info.Params), info.Architecture)
 	}
 	return nil
 }

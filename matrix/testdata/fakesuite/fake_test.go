@@ -9,14 +9,14 @@ package fakesuite_test
 import (
 	"testing"
 
-	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/result"
 	. "github.com/onsi/ginkgo/v2"
 )
 
 func TestFake(t *testing.T) { RunSpecs(t, "fake") }
 
-func rec(target, check string, s runtime.Status, reason string) {
-	AddReportEntry(runtime.ReportEntryName, runtime.CellReport{Model: "m", Family: "f", Target: target, Check: check, Status: s, Reason: reason}, ReportEntryVisibilityNever)
+func rec(target, check string, s result.Status, reason string) {
+	AddReportEntry(result.ReportEntryName, result.CellReport{Model: "m", Family: "f", Target: target, Check: check, Status: s, Reason: reason}, ReportEntryVisibilityNever)
 }
 
 var _ = Describe("m", Label("model:m"), func() {
@@ -27,18 +27,18 @@ var _ = Describe("m", Label("model:m"), func() {
 				AfterAll(close)
 			}
 			It("measures", measure)
-			It("inv1", func() { rec(target, "inv1", runtime.StatusPass, "") })
-			It("inv2", func() { rec(target, "inv2", runtime.StatusPass, "") })
+			It("inv1", func() { rec(target, "inv1", result.StatusPass, "") })
+			It("inv2", func() { rec(target, "inv2", result.StatusPass, "") })
 		})
 	}
-	ok := func(t string) func() { return func() { rec(t, "open", runtime.StatusPass, "") } }
-	meas := func(t string) func() { return func() { rec(t, "measure", runtime.StatusPass, "") } }
+	ok := func(t string) func() { return func() { rec(t, "open", result.StatusPass, "") } }
+	meas := func(t string) func() { return func() { rec(t, "measure", result.StatusPass, "") } }
 	cell("pass", ok("pass"), meas("pass"), nil)
-	cell("unavail", func() { rec("unavail", "open", runtime.StatusUnavailable, "no dev"); Skip("unavailable: no dev") }, meas("unavail"), nil)
-	cell("openerr", func() { rec("openerr", "open", runtime.StatusError, "boom"); Fail("error: boom") }, meas("openerr"), nil)
+	cell("unavail", func() { rec("unavail", "open", result.StatusUnavailable, "no dev"); Skip("unavailable: no dev") }, meas("unavail"), nil)
+	cell("openerr", func() { rec("openerr", "open", result.StatusError, "boom"); Fail("error: boom") }, meas("openerr"), nil)
 	cell("openpanic", func() { var m map[string]int; m["x"] = 1 }, meas("openpanic"), nil)
 	cell("measpanic", ok("measpanic"), func() { panic("measure | exploded\nline2") }, nil)
 	cell("closefail", ok("closefail"), meas("closefail"), func() { Fail("close failed") })
-	cell("xfail", func() { rec("xfail", "open", runtime.StatusExpectedFail, "declared"); Skip("expected-fail") }, meas("xfail"), nil)
+	cell("xfail", func() { rec("xfail", "open", result.StatusExpectedFail, "declared"); Skip("expected-fail") }, meas("xfail"), nil)
 	cell("filtered", ok("filtered"), meas("filtered"), nil)
 })

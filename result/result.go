@@ -1,6 +1,15 @@
-package runtime
+// Package result holds what hwtest learns about a matrix cell and nothing heavier:
+// statuses, the cell report a suite records, metrics, deviations, placement,
+// provenance, check names and the Ginkgo labels that locate a cell. The matrix, the
+// reports and the CLI read results through it alone, without linking ONNX Runtime,
+// Chromium or Ginkgo (go list -deps ./matrix shows it).
+package result
 
-import "time"
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
 
 // Status is the state of one matrix cell (model × target). See DESIGN.md.
 type Status string
@@ -109,3 +118,26 @@ type Provenance struct {
 	CodeCommit    string            `json:"code_commit,omitempty"`    // the checkout that ran ("+dirty": with local changes)
 	Time          time.Time         `json:"time"`
 }
+
+// Within reports whether a deviation is inside its allowance.
+func (d *Deviation) Within() bool { return d == nil || d.AbsErr <= d.Allowed }
+
+func (d *Deviation) String() string {
+	if d == nil {
+		return "no elements"
+	}
+	return fmt.Sprintf("output %q[%d]: got %.6g, want %.6g (|error| %.3g, allowed %.3g)", d.Output, d.Index, d.Got, d.Want, d.AbsErr, d.Allowed)
+}
+
+// String keeps report entries readable when Ginkgo prints them.
+func (r CellReport) String() string {
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+// The steps of a cell besides its family invariants, as CellReport.Check names
+// them: an invariant's check is named by the sentence its spec says.
+const (
+	CheckOpen    = "open"    // probe, load, CPU reference, session creation, first run
+	CheckMeasure = "measure" // warm-up and timed runs, memory
+)
