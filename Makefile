@@ -70,7 +70,7 @@ test: setup ## run every test: unit tests, hwtest verify, the generated suites (
 		[ -z "$$unformatted" ] || { echo "gofmt needed: $$unformatted" >&2; exit 1; }
 	@go vet ./...
 	@$(HWTEST) verify --quiet
-	go test -count=1 $(UNIT_PKGS)
+	HWTEST_REQUIRE=1 go test -count=1 $(UNIT_PKGS)
 	@$(MAKE) --no-print-directory suites
 
 # Every model on the CPU; one model per family (tag smoke) on each browser target.

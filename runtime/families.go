@@ -425,8 +425,10 @@ var PaddingIgnored = Invariant{
 			return err
 		}
 		h2, _ := r.primary(second)
-		if len(h1.Shape) != 3 || !slices.Equal(h1.Shape, h2.Shape) {
-			return violation(nil, "output %q has shape %v; want [batch, sequence, hidden]", h1.Name, h1.Shape)
+		// Indexing below assumes the token input's batch and sequence; a primary
+		// output of another length (a decoder's) would read past its end.
+		if len(h1.Shape) != 3 || h1.Shape[0] != int64(b) || h1.Shape[1] != int64(s) || !slices.Equal(h1.Shape, h2.Shape) {
+			return violation(nil, "output %q has shape %v; want [%d, %d, hidden] like input %q", h1.Name, h1.Shape, b, s, tok.Name)
 		}
 		w := int(h1.Shape[2])
 		for i := 0; i < b; i++ {

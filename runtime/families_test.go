@@ -1,9 +1,11 @@
 package runtime
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/zoo"
 )
 
@@ -114,5 +116,95 @@ func TestFamilyInvariants(t *testing.T) {
 				t.Errorf("%s on the broken variant: got %v, want a violation mentioning %q", c.catches.Name, err, c.wantInMsg)
 			}
 		})
+	}
+}
+
+// brokenCases break every invariant on purpose: a target that gets the model wrong
+// and the invariant that must say so. Most run the catalog model's zoo stand-in
+// against its deliberately broken variant; the two properties no weight
+// perturbation breaks (a probability outside [0, 1], a hidden state of the wrong
+// shape) are broken by editing what the target returned.
+var brokenCases = []struct {
+	model     string // catalog id; its zoo model runs
+	inv       Invariant
+	wantInMsg string
+	edit      func(r *Run) // nil: the broken variant runs
+}{
+	{model: "opt-125m", inv: OutputsAgree, wantInMsg: "differ from the CPU reference"},
+	{model: "vit-base-patch16-224", inv: ProbabilitiesInUnitRange, wantInMsg: "is not a probability",
+		edit: func(r *Run) { mustFind(r.Got, "probabilities").Data[3] = 1.5 }},
+	{model: "mamba-130m", inv: StreamingStateAgrees, wantInMsg: "of 4 differs from the CPU's"},
+	{model: "bert-base-uncased", inv: HiddenStateShape, wantInMsg: "want [",
+		edit: func(r *Run) {
+			h := mustFind(r.Got, "last_hidden_state")
+			h.Shape = []int64{h.Shape[0], h.Shape[1] * h.Shape[2]} // flattened by a target
+		}},
+	{model: "rag-token-nq", inv: PooledEmbeddingCosine, wantInMsg: "pooled embedding cosine"},
+	{model: "bert-base-uncased", inv: PaddingIgnored, wantInMsg: "changing a masked padding token"},
+	{model: "gpt2", inv: ArgmaxAgrees, wantInMsg: "the target predicts token"},
+	{model: "gpt2", inv: Causality, wantInMsg: "changing the last token changed position"},
+	{model: "t5-small", inv: TopKAgrees, wantInMsg: "in the target's top 5, not in the CPU's"},
+	{model: "vit-base-patch16-224", inv: DistributionSumsToOne, wantInMsg: "sums to"},
+	{model: "clip-vit-base-patch32", inv: RankingAgrees, wantInMsg: "ranks candidate"},
+	{model: "mixtral-8x7b", inv: RouterTopKAgrees, wantInMsg: "in the target's top 2"},
+	{model: "stable-diffusion-v1-5-unet", inv: SameInputsSameOutputs, wantInMsg: "a second run on the same inputs differs"},
+	{model: "mamba-130m", inv: ChunkedScanEqualsWhole, wantInMsg: "two chunks with carried state differ"},
+}
+
+// mustFind returns a pointer to a named output, so a case can edit it in place.
+func mustFind(ts []Tensor, name string) *Tensor {
+	for i := range ts {
+		if ts[i].Name == name {
+			return &ts[i]
+		}
+	}
+	panic("no output " + name)
+}
+
+// TestEveryInvariantFailsOnPurpose: each invariant holds on a model run correctly
+// and fails, as a violation naming what broke, on a target that gets it wrong; and
+// no invariant is left without such a case.
+func TestEveryInvariantFailsOnPurpose(t *testing.T) {
+	c, err := catalog.Load("../models.yaml", "../hardware.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{}
+	for _, bc := range brokenCases {
+		for name, inv := range Invariants {
+			if inv.Name == bc.inv.Name {
+				covered[name] = true
+			}
+		}
+		t.Run(bc.model+"/"+bc.inv.Name, func(t *testing.T) {
+			i := slices.IndexFunc(c.Models, func(m catalog.Model) bool { return m.ID == bc.model })
+			if i < 0 {
+				t.Fatalf("%s is not in models.yaml", bc.model)
+			}
+			m := c.Models[i]
+			zooName, ok := strings.CutPrefix(m.EffectiveSource(), "zoo:")
+			if !ok {
+				t.Fatalf("%s runs %s, not a zoo model", m.ID, m.EffectiveSource())
+			}
+			good := familyRun(t, zooName, FromCatalog(m), false)
+			if err := bc.inv.Check(good); err != nil {
+				t.Fatalf("does not hold on the model run correctly: %v", err)
+			}
+			bad := good
+			if bc.edit != nil {
+				bc.edit(good)
+			} else {
+				bad = familyRun(t, zooName, FromCatalog(m), true)
+			}
+			err := bc.inv.Check(bad)
+			if !IsViolation(err) || !strings.Contains(err.Error(), bc.wantInMsg) {
+				t.Errorf("on the broken target: got %v, want a violation mentioning %q", err, bc.wantInMsg)
+			}
+		})
+	}
+	for name := range Invariants {
+		if !covered[name] {
+			t.Errorf("invariant %s has no case that breaks it on purpose (add one to brokenCases)", name)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/hwtest/hwtest/internal/testenv"
 	"github.com/hwtest/hwtest/zoo"
 )
 
@@ -26,9 +27,7 @@ func TestMain(m *testing.M) {
 
 func requireORT(t *testing.T) {
 	t.Helper()
-	if ortReady != "" {
-		t.Skip("ONNX Runtime not available: " + ortReady)
-	}
+	testenv.Need(t, "ONNX Runtime (make setup)", ortReady)
 }
 
 func TestCheckSharedLibrary(t *testing.T) {
@@ -205,9 +204,7 @@ func TestBudget(t *testing.T) {
 }
 
 func TestPeakRSS(t *testing.T) {
-	if err := ResetPeakRSS(); err != nil {
-		t.Skip("clear_refs not writable: ", err)
-	}
+	testenv.Need(t, "a writable /proc/self/clear_refs (peak memory is measured with it)", ResetPeakRSS())
 	before, err := PeakRSS()
 	if err != nil {
 		t.Fatal(err)
