@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/hwtest/hwtest/result"
 )
 
 // Kind is the class of a problem.
@@ -24,6 +26,9 @@ const (
 	ModelFile           Kind = "model-file"           // the model file or its inputs are wrong
 	Timeout             Kind = "timeout"
 	Crash               Kind = "crash"
+	KernelFailure       Kind = "kernel-failure" // an EP's kernel failed at run time on this model's shapes
+	Interrupted         Kind = "interrupted"    // the run was stopped before the cell finished
+	BrowserFailure      Kind = "browser"        // Chromium or its page failed
 	Unknown             Kind = "unknown"
 )
 
@@ -93,13 +98,9 @@ var (
 var rules = []rule{
 	// The ONNX Runtime library itself.
 	{kind: WrongLibraryVersion, severity: Critical,
-		re:      re(`The requested API version \[(\d+)\] is not available(?:, only API versions \[1, (\d+)\])?|Error setting ORT API base: 2|ONNX Runtime library .* is too old`),
+		re:      re(`The requested API version \[(\d+)\] is not available(?:, only API versions \[1, (\d+)\])?|Error setting ORT API base: 2`),
 		summary: text("the ONNX Runtime library is older than the C API hwtest is built against (onnxruntime_go v1.27.0 needs API 24, ONNX Runtime >= 1.24)"),
 		rec:     recText("install ONNX Runtime >= 1.24: `make setup` (npm pack onnxruntime-node@1.30.0, libonnxruntime.so.1), or point ONNXRUNTIME_LIB at a libonnxruntime.so.1 of 1.24 or newer")},
-	{kind: MissingEPLibrary, severity: Critical,
-		re:      re(`ONNX Runtime library not found at (\S+)|is not a shared library \(no ELF header\)|initialising ONNX Runtime from`),
-		summary: text("ONNX Runtime itself could not be loaded"),
-		rec:     recText("run `make setup` (installs libonnxruntime.so.1 from npm onnxruntime-node@1.30.0 into .hwtest/lib) or set ONNXRUNTIME_LIB to a libonnxruntime.so.1")},
 
 	// Drivers and devices.
 	{kind: MissingDriver, severity: Info,
@@ -216,16 +217,6 @@ var rules = []rule{
 		re:      re(`Opset (\d+) is under development|Current official support for domain ([\w.]+) is till opset (\d+)`),
 		summary: text("the model's opset is newer than this ONNX Runtime supports"),
 		rec:     recText("re-export the model with an opset ONNX Runtime 1.30 supports (ai.onnx <= 26; hwtest's zoo uses 17), or upgrade ONNX Runtime")},
-	{kind: PrecisionMismatch, severity: Error,
-		re:      re(`differ from the CPU reference|differ from the whole sequence|outside tolerance|argmax .*disagree|ranking .*differ|top-?k .*disagree|does not agree`),
-		summary: text("outputs on the target differ from the CPU fp32 reference beyond tolerance"),
-		rec: func(m []string, target, reason string) string {
-			return "compare the worst element the report names; for fp16/TF32 targets loosen `tolerance:` for this target in hardware.yaml (or per model in models.yaml) only if the error is within the precision's expected range (fp16 ~1e-3 relative); on CUDA set NVIDIA_TF32_OVERRIDE=0 to rule out TF32; otherwise report the EP bug with the model"
-		}},
-	{kind: ModelFile, severity: Error,
-		re:      re(`sha256 .*corrupt or truncated|has sha256 \w+, models\.yaml pins`),
-		summary: text("the model file's sha256 does not match models.yaml: corrupt, truncated or swapped"),
-		rec:     recText("delete the file and run `make setup` (or `hwtest fetch`) to download it again; if the upstream file changed on purpose, update sha256 in models.yaml")},
 	{kind: ModelFile, severity: Error,
 		re:      re(`Protobuf parsing failed|ModelProto does not have a graph|File doesn't exist|This is an invalid model|INVALID_PROTOBUF|ShapeInferenceError|Load model from .* failed`),
 		summary: text("ONNX Runtime could not load the model file"),
@@ -234,32 +225,10 @@ var rules = []rule{
 		re:      re(`Got invalid dimensions for input: (\w+)|Unexpected input data type|invalid rank for input`),
 		summary: text("the inputs hwtest fed do not match the model's input metadata"),
 		rec:     recText("fix the model's `inputs:` overrides in models.yaml (dims, value ranges) to match the model's declared inputs (the message lists the model's inputs)")},
-	{kind: ModelFile, severity: Error,
-		re:      re(`not an ONNX model`),
-		summary: text("the model file is not a (complete) ONNX model"),
-		rec:     recText("the file is truncated or is something else: delete it and run `make setup` (`hwtest fetch`), or point models.yaml's source at the real .onnx")},
-	{kind: ModelFile, severity: Error,
-		re: re(`input override "([^"]+)": the model has no such input`),
-		summary: func(m []string) string {
-			return fmt.Sprintf("models.yaml overrides input %q, which the model does not have", m[1])
-		},
-		rec: recText("fix the input's name in models.yaml (the message lists the model's inputs); an input only the real export has, not its fixture, takes `real_only: true`")},
-	{kind: ModelFile, severity: Error,
-		re:      re(`has sha256 \w+, models\.yaml pins \w+`),
-		summary: text("the model file on disk does not match the sha256 models.yaml pins"),
-		rec:     recText("if the file is corrupt or truncated, delete it and run `make setup`; if the export was updated on purpose, update sha256 in models.yaml")},
-	{kind: UnsupportedOperator, severity: Info,
-		re:      re(`(?:% of \d+ nodes.* on \S+, the rest on|compiled partition\(s\).*nodes ran on)`),
-		summary: text("the target ran, but some nodes fell back to the CPU (partial)"),
-		rec:     recText("`hwtest check MODEL` lists the operators the EP lacks; re-export with supported operators, or accept the CPU share the reason gives")},
 	{kind: Timeout, severity: Error,
-		re:      re(`(?i)inference timed out|timed out after|context deadline exceeded|Exiting due to terminate flag`),
+		re:      re(`(?i)context deadline exceeded|Exiting due to terminate flag`),
 		summary: text("the run did not finish in time"),
 		rec:     recText("raise HWTEST_RUN_TIMEOUT (one inference) or `hwtest run --timeout` (whole process); a first run on TensorRT/MIGraphX/OpenVINO GPU includes engine compilation: enable their engine caches (trt_engine_cache_enable, migraphx_model_cache_dir, cache_dir)")},
-	{kind: Crash, severity: Critical,
-		re:      re(`(?i)crashed|segmentation fault|SIGSEGV|SIGABRT|SIGBUS|core dumped|signal: killed|ended without a report`),
-		summary: text("the suite process died in native code"),
-		rec:     recText("rerun that model alone (`hwtest run --model ID --target T`) and read its stderr tail in the report; a SIGKILL is often the kernel's OOM killer (check `dmesg`); a crash inside an EP is a bug to report with the model and `ONNXRUNTIME_LIB` version")},
 }
 
 func pluginRec(m []string, target, reason string) string {
@@ -350,6 +319,72 @@ func firstNonEmpty(xs ...string) string {
 	return ""
 }
 
+// causeRules classify what hwtest itself saw, by the cause the code that saw it
+// recorded (result.Cause), never by the wording of hwtest's own messages. A cause
+// may have several rules: the first whose re matches (a nil re always does) wins,
+// so third-party text inside a reason (ONNX Runtime's, Go's) can refine it.
+var causeRules = map[result.Cause][]rule{
+	result.CauseRuntimeLibrary: {
+		{kind: WrongLibraryVersion, severity: Critical, re: re(`The requested API version|Error setting ORT API base: 2`),
+			summary: text("the ONNX Runtime library is older than the C API hwtest is built against (onnxruntime_go v1.27.0 needs API 24, ONNX Runtime >= 1.24)"),
+			rec:     recText("install ONNX Runtime >= 1.24: `make setup` (npm pack onnxruntime-node@1.30.0, libonnxruntime.so.1), or point ONNXRUNTIME_LIB at a libonnxruntime.so.1 of 1.24 or newer")},
+		{kind: MissingEPLibrary, severity: Critical,
+			summary: text("ONNX Runtime itself could not be loaded"),
+			rec:     recText("run `make setup` (installs libonnxruntime.so.1 from npm onnxruntime-node@1.30.0 into .hwtest/lib) or set ONNXRUNTIME_LIB to a libonnxruntime.so.1")},
+	},
+	result.CauseModelFile: {{kind: ModelFile, severity: Error,
+		summary: text("the model file is missing, not a complete ONNX model, or not the file models.yaml pins (sha256)"),
+		rec: recText("the reason names the file: a missing or truncated npm/hf/zoo model comes back with `make setup` (`hwtest fetch`) after deleting it; a `file:` model must be restored by you; " +
+			"if the export changed on purpose, update sha256 in models.yaml")}},
+	result.CauseInputs: {{kind: ModelFile, severity: Error,
+		summary: text("the inputs models.yaml asks for do not fit the model"),
+		rec:     recText("fix the model's `inputs:` in models.yaml (the message lists the model's real inputs and what hwtest would feed); an input only the real export has, not its fixture, takes `real_only: true`")}},
+	result.CauseMismatch: {{kind: PrecisionMismatch, severity: Error,
+		summary: text("outputs on the target differ from the CPU fp32 reference beyond tolerance, or a family invariant broke"),
+		rec: recText("compare the worst element the report names; for fp16/TF32 targets loosen `tolerance:` for this target in hardware.yaml (or per model in models.yaml) only if the error is within the precision's expected range (fp16 ~1e-3 relative); " +
+			"on CUDA set NVIDIA_TF32_OVERRIDE=0 to rule out TF32; otherwise report the EP bug with the model")}},
+	result.CausePartial: {{kind: UnsupportedOperator, severity: Info,
+		summary: text("the target ran, but some nodes fell back to the CPU (partial)"),
+		rec:     recText("`hwtest check MODEL` lists the operators the EP lacks; re-export with supported operators, or accept the CPU share the reason gives")}},
+	result.CauseTimeout: {{kind: Timeout, severity: Error,
+		summary: text("the run did not finish in time"),
+		rec:     recText("raise HWTEST_RUN_TIMEOUT (one inference) or `hwtest run --timeout` (whole process); a first run on TensorRT/MIGraphX/OpenVINO GPU includes engine compilation: enable their engine caches (trt_engine_cache_enable, migraphx_model_cache_dir, cache_dir)")}},
+	result.CauseCrash: {
+		{kind: OutOfMemory, severity: Critical, re: re(`fatal error: out of memory|runtime: out of memory|std::bad_alloc|signal: killed`),
+			summary: text("the suite process ran out of memory (a Go fatal error, or the kernel's OOM killer)"),
+			rec:     recText("use smaller input dims or batch in models.yaml, or a smaller size tier; a SIGKILL is usually the OOM killer (`dmesg`); rerun the model alone (`hwtest run --model ID --target T`)")},
+		{kind: Crash, severity: Critical,
+			summary: text("the suite process died (native crash, Go fatal error, or no report written)"),
+			rec:     recText("rerun that model alone (`hwtest run --model ID --target T`) and read the first error lines in the report; a SIGKILL is often the kernel's OOM killer (check `dmesg`); a crash inside an EP is a bug to report with the model and `ONNXRUNTIME_LIB` version; a full disk stops the report from being written (`df`)")},
+	},
+	result.CauseInterrupted: {{kind: Interrupted, severity: Warning,
+		summary: text("the run was stopped (SIGINT/SIGTERM) before this cell finished"),
+		rec:     recText("rerun the cell (`hwtest run --model ID --target T`); the cells that finished before the stop are kept")}},
+	result.CauseKernelFailed: {{kind: KernelFailure, severity: Error,
+		summary: text("an execution provider's kernel failed at run time on this model's shapes"),
+		rec: recText("the EP accepted the node but its kernel rejects these shapes or types (an EP bug or gap): the reason names the node; the same model on another target (wasm, cpu) shows whether the model is at fault; " +
+			"report it to the EP's project with the model, and run on another target meanwhile")}},
+	result.CauseBrowser: {{kind: BrowserFailure, severity: Error,
+		summary: text("Chromium or its page failed"),
+		rec:     recText("rerun the cell alone; check `make setup` installed chromium (and the WebNN Chromium); the reason carries the page's or the browser's own error")}},
+}
+
+// ClassifyCause classifies a result by its recorded cause when it has one, and by
+// the text of the reason (third-party messages: ONNX Runtime's, drivers') otherwise.
+func ClassifyCause(status string, cause result.Cause, target, reason string) Finding {
+	for _, r := range causeRules[cause] {
+		m := []string{reason}
+		if r.re != nil {
+			if m = r.re.FindStringSubmatch(reason); m == nil {
+				continue
+			}
+		}
+		f := Finding{Status: status, Target: target, Reason: reason, Kind: r.kind, Severity: r.severity, Summary: r.summary(m), Recommendation: r.rec(m, target, reason)}
+		return adjustSeverity(f)
+	}
+	return Classify(status, target, reason)
+}
+
 // Classify turns one recorded reason into a finding. status is the cell's status
 // (unavailable, error, mismatch, expected-fail, ...), target the target id, reason
 // the exact text. A mismatch without a recognised message is still a precision
@@ -381,9 +416,13 @@ func Classify(status, target, reason string) Finding {
 			f.Recommendation = "read the exact reason; if it recurs, add a rule for it to diagnose/classify.go"
 		}
 	}
-	// A run that failed is at least an error, whatever caused it; a target that is
-	// merely absent is never worse than a warning unless nothing can run at all.
-	switch status {
+	return adjustSeverity(f)
+}
+
+// adjustSeverity: a run that failed is at least an error, whatever caused it; an
+// expected failure is only ever info.
+func adjustSeverity(f Finding) Finding {
+	switch f.Status {
 	case "error", "mismatch":
 		if f.Severity.rank() > Error.rank() {
 			f.Severity = Error

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/hwtest/hwtest/result"
 )
 
 // Every reason below was produced here (ONNX Runtime 1.30.0 from npm onnxruntime-node,
@@ -157,15 +159,52 @@ var realReasons = []struct {
 	{"unrecognised error", "error", "cpu",
 		"something nobody has seen before",
 		Unknown, Error, "diagnose/classify.go"},
+	// Seen in the last full run as "unknown": a WebGPU (JSEP) partial cell, and
+	// qwen2's fixture failing a WebGPU kernel in onnxruntime-web.
+	{"partial on WebGPU (JSEP)", "partial", "webgpu",
+		"88% of 52 nodes on WebGPU (JSEP), the rest on CPU",
+		UnsupportedOperator, Info, "hwtest check"},
+	{"WebGPU kernel failure (onnxruntime-web)", "error", "webgpu",
+		`[WebGPU] Kernel "[Mul] /model/layers.0/self_attn/Mul_71" failed. Error: Can't perform binary op on the given tensors`,
+		KernelFailure, Error, "another target"},
+	{"interrupted run (runner)", "error", "cpu",
+		"interrupted: hwtest run was stopped (interrupt) before this cell finished",
+		Interrupted, Error, "rerun"},
+	{"Go out of memory (runner)", "error", "cpu",
+		"the suite process ended without a report: exit status 2\nfatal error: out of memory allocating heap arena metadata",
+		OutOfMemory, Critical, "input dims"},
 	{"unrecognised mismatch", "mismatch", "cpu",
 		"argmax at position 3 is 17 on the target",
 		PrecisionMismatch, Error, "tolerance"},
 }
 
+// causes are what hwtest's own code records with the reasons above it wrote
+// (result.Cause); the others are third-party text, classified by their wording.
+var causes = map[string]result.Cause{
+	"not an ONNX model (onnx.Inspect)":       result.CauseModelFile,
+	"input override typo":                    result.CauseInputs,
+	"sha256 pin differs":                     result.CauseModelFile,
+	"partial on a native EP (profile)":       result.CausePartial,
+	"partial on WebNN (compiled partitions)": result.CausePartial,
+	"ORT 1.20.1 with onnxruntime_go v1.27.0 (npm onnxruntime-node@1.20.1): the error": result.CauseRuntimeLibrary,
+	"ORT library missing":                     result.CauseRuntimeLibrary,
+	"ORT library not ELF":                     result.CauseRuntimeLibrary,
+	"sha256 mismatch (runtime.Resolve)":       result.CauseModelFile,
+	"precision (runtime invariant)":           result.CauseMismatch,
+	"streaming state":                         result.CauseMismatch,
+	"run timeout (runtime)":                   result.CauseTimeout,
+	"process timeout (runner)":                result.CauseTimeout,
+	"native crash (runner)":                   result.CauseCrash,
+	"partial on WebGPU (JSEP)":                result.CausePartial,
+	"WebGPU kernel failure (onnxruntime-web)": result.CauseKernelFailed,
+	"interrupted run (runner)":                result.CauseInterrupted,
+	"Go out of memory (runner)":               result.CauseCrash,
+}
+
 func TestClassifyRealReasons(t *testing.T) {
 	for _, c := range realReasons {
 		t.Run(c.name, func(t *testing.T) {
-			f := Classify(c.status, c.target, c.reason)
+			f := ClassifyCause(c.status, causes[c.name], c.target, c.reason)
 			if f.Kind != c.kind || f.Severity != c.severity {
 				t.Errorf("got %s/%s, want %s/%s\n  summary: %s", f.Kind, f.Severity, c.kind, c.severity, f.Summary)
 			}
@@ -182,7 +221,7 @@ func TestClassifyRealReasons(t *testing.T) {
 func TestReportGroupsBySeverityThenKind(t *testing.T) {
 	var fs []Finding
 	for _, c := range realReasons {
-		f := Classify(c.status, c.target, c.reason)
+		f := ClassifyCause(c.status, causes[c.name], c.target, c.reason)
 		f.Model = "silero-vad-v5"
 		fs = append(fs, f)
 	}
@@ -230,5 +269,25 @@ func TestReportGroupsBySeverityThenKind(t *testing.T) {
 	md, _ = Report(nil)
 	if !strings.Contains(string(md), "No findings") {
 		t.Errorf("empty report: %s", md)
+	}
+}
+
+// Every cause hwtest records has a rule, and every case above that names a cause
+// exists (a typo in the map would silently test the text path).
+func TestEveryCauseIsClassified(t *testing.T) {
+	for _, c := range result.Causes {
+		rs := causeRules[c]
+		if len(rs) == 0 || rs[len(rs)-1].re != nil {
+			t.Errorf("cause %q has no rule that always matches", c)
+		}
+	}
+	names := map[string]bool{}
+	for _, c := range realReasons {
+		names[c.name] = true
+	}
+	for name := range causes {
+		if !names[name] {
+			t.Errorf("causes names %q, which is not a case", name)
+		}
 	}
 }

@@ -31,20 +31,22 @@ const (
 // CheckResult is one step of a cell: "open", "measure", an invariant, or a failure
 // the matrix found in Ginkgo's report rather than in a recorded entry.
 type CheckResult struct {
-	Name   string `json:"name"`
-	Status Status `json:"status"`
-	Reason string `json:"reason,omitempty"`
+	Name   string       `json:"name"`
+	Status Status       `json:"status"`
+	Reason string       `json:"reason,omitempty"`
+	Cause  result.Cause `json:"cause,omitempty"` // the class of a failure, from the code that saw it
 }
 
 // Cell is the merged result of one (model, target).
 type Cell struct {
-	Model    string `json:"model"`
-	Family   string `json:"family,omitempty"`
-	Target   string `json:"target"`
-	Status   Status `json:"status"`
-	Reason   string `json:"reason,omitempty"` // the reason of the check that set Status
-	Fixture  string `json:"fixture,omitempty"`
-	Fallback string `json:"fallback,omitempty"`
+	Model    string       `json:"model"`
+	Family   string       `json:"family,omitempty"`
+	Target   string       `json:"target"`
+	Status   Status       `json:"status"`
+	Reason   string       `json:"reason,omitempty"` // the reason of the check that set Status
+	Cause    result.Cause `json:"cause,omitempty"`  // the cause of that check, when its source knew it
+	Fixture  string       `json:"fixture,omitempty"`
+	Fallback string       `json:"fallback,omitempty"`
 	// FallsBackTo is, for an unavailable cell, the first target of its fallback
 	// chain that ran here: "tensorrt → cuda → cpu" reads "tensorrt → cpu" when cuda
 	// is absent too. Its results are that target's cells, never this one's pass.
@@ -89,9 +91,10 @@ type Matrix struct {
 
 // ProcessFailure is a suite process that crashed or hung, as the orchestrator saw it.
 type ProcessFailure struct {
-	Model  string `json:"model"`
-	Err    string `json:"err"`
-	Stderr string `json:"stderr,omitempty"` // the tail of its stderr
+	Model  string       `json:"model"`
+	Err    string       `json:"err"`
+	Stderr string       `json:"stderr,omitempty"` // the tail of its stderr
+	Cause  result.Cause `json:"cause,omitempty"`  // timeout, crash or interrupted; crash when unset
 	// Targets the process was to run (its label filter's); empty means every target
 	// of the matrix.
 	Targets []string `json:"targets,omitempty"`
@@ -185,7 +188,7 @@ func FromReports(reports []types.Report, failures []ProcessFailure, models, targ
 			explained := false
 			for _, e := range entries {
 				a.add(e)
-				a.checks = append(a.checks, CheckResult{Name: e.Check, Status: e.Status, Reason: e.Reason})
+				a.checks = append(a.checks, CheckResult{Name: e.Check, Status: e.Status, Reason: e.Reason, Cause: e.Cause})
 				switch e.Status {
 				case result.StatusError, result.StatusMismatch, result.StatusExpectedFail:
 					explained = true // the entry says why the spec failed
@@ -325,7 +328,11 @@ func (a *acc) finish(crashes []ProcessFailure) (Cell, bool) {
 	complete := a.complete(checks)
 	if len(crashes) > 0 && !complete {
 		for _, f := range crashes {
-			checks = append(checks, CheckResult{Name: CheckProcess, Status: result.StatusError, Reason: f.reason()})
+			cause := f.Cause
+			if cause == "" {
+				cause = result.CauseCrash
+			}
+			checks = append(checks, CheckResult{Name: CheckProcess, Status: result.StatusError, Reason: f.reason(), Cause: cause})
 		}
 	}
 	if len(checks) == 0 {
@@ -338,13 +345,13 @@ func (a *acc) finish(crashes []ProcessFailure) (Cell, bool) {
 			worst = ch
 		}
 	}
-	c.Status, c.Reason = worst.Status, worst.Reason
+	c.Status, c.Reason, c.Cause = worst.Status, worst.Reason, worst.Cause
 	if c.Status == result.StatusPass || c.Status == result.StatusPartial {
 		// A pass with a reason is flagged (an unexpected pass of an expect-fail
 		// target): keep the first such reason.
 		for _, ch := range checks {
 			if ch.Status == c.Status && ch.Reason != "" {
-				c.Reason = ch.Reason
+				c.Reason, c.Cause = ch.Reason, ch.Cause
 				break
 			}
 		}
@@ -352,9 +359,9 @@ func (a *acc) finish(crashes []ProcessFailure) (Cell, bool) {
 		case !complete:
 			ch := CheckResult{Name: CheckRun, Status: result.StatusError, Reason: a.incompleteReason(checks)}
 			checks = append(checks, ch)
-			c.Status, c.Reason = ch.Status, ch.Reason
+			c.Status, c.Reason, c.Cause = ch.Status, ch.Reason, ch.Cause
 		case fellBack(c):
-			c.Status = result.StatusUnavailable
+			c.Status, c.Cause = result.StatusUnavailable, ""
 			c.Reason = fmt.Sprintf("%s is absent: the cell ran on a fallback (%s), which is not a result for %s", c.Target, c.Fallback, c.Target)
 		}
 	}

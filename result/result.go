@@ -37,6 +37,7 @@ type CellReport struct {
 	Check   string `json:"check"` // "open", "measure", or the family invariant's name
 	Status  Status `json:"status"`
 	Reason  string `json:"reason,omitempty"`  // why it is not pass: the exact error or probe result
+	Cause   Cause  `json:"cause,omitempty"`   // the class of a failure, from the code that saw it
 	Fixture string `json:"fixture,omitempty"` // e.g. "tiny-random" when a zoo model stood in
 
 	// Set by the "measure" check.

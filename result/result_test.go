@@ -1,6 +1,8 @@
 package result_test
 
 import (
+	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -63,5 +65,25 @@ func TestDeviationWithin(t *testing.T) {
 	}
 	if !strings.Contains(d.String(), `output "y"[3]`) {
 		t.Errorf("String() = %q", d.String())
+	}
+}
+
+func TestCauseSurvivesWrapping(t *testing.T) {
+	base := result.Errorf(result.CauseModelFile, "model %q: file missing", "x")
+	wrapped := fmt.Errorf("open: %w", base)
+	if got := result.CauseOf(wrapped); got != result.CauseModelFile {
+		t.Errorf("CauseOf(wrapped) = %q", got)
+	}
+	if got := result.CauseOf(result.WithCause(result.CauseInputs, wrapped)); got != result.CauseModelFile {
+		t.Errorf("WithCause replaced the inner cause: %q", got)
+	}
+	if got := result.CauseOf(result.WithCause(result.CauseInputs, errors.New("x"))); got != result.CauseInputs {
+		t.Errorf("WithCause on a plain error: %q", got)
+	}
+	if result.WithCause(result.CauseInputs, nil) != nil || result.CauseOf(errors.New("x")) != "" {
+		t.Error("nil or plain errors")
+	}
+	if wrapped.Error() != `open: model "x": file missing` {
+		t.Errorf("text changed: %q", wrapped.Error())
 	}
 }

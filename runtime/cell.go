@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -59,11 +60,11 @@ func (c *Cell) Open() {
 	}
 	rm, err := Resolve(c.Model)
 	if err != nil {
-		c.fail(result.CheckOpen, err)
+		c.fail(result.CheckOpen, result.WithCause(result.CauseModelFile, err))
 	}
 	c.model = rm
 	if c.size, err = SizeOf(rm.Path); err != nil {
-		c.fail(result.CheckOpen, err)
+		c.fail(result.CheckOpen, result.WithCause(result.CauseModelFile, err))
 	}
 	ref, err := CPUReference(c.Model, rm)
 	if err != nil {
@@ -234,11 +235,26 @@ func (c *Cell) fail(check string, err error) {
 func (c *Cell) finish(check string, status result.Status, err error, worst *result.Deviation) {
 	ginkgo.GinkgoHelper()
 	if c.Target.ExpectFail != "" {
-		c.record(check, result.StatusExpectedFail, fmt.Sprintf("%s (declared: %s)", err, c.Target.ExpectFail), nil)
+		c.record(check, result.StatusExpectedFail, fmt.Sprintf("%s (declared: %s)", err, c.Target.ExpectFail), func(r *result.CellReport) { r.Cause = causeOf(err) })
 		ginkgo.Skip(fmt.Sprintf("expected-fail: %v", err))
 	}
-	c.record(check, status, err.Error(), func(r *result.CellReport) { r.Worst = worst })
+	c.record(check, status, err.Error(), func(r *result.CellReport) { r.Worst, r.Cause = worst, causeOf(err) })
 	ginkgo.Fail(fmt.Sprintf("%s: %v", status, err))
+}
+
+// causeOf classifies a failure from what runtime knows of it: the cause its
+// source gave it, else a broken invariant (mismatch) or a run past its deadline.
+// ONNX Runtime's own errors carry none; diagnose reads their text.
+func causeOf(err error) result.Cause {
+	switch {
+	case result.CauseOf(err) != "":
+		return result.CauseOf(err)
+	case IsViolation(err):
+		return result.CauseMismatch
+	case errors.Is(err, ErrRunTimeout):
+		return result.CauseTimeout
+	}
+	return ""
 }
 
 func (c *Cell) record(check string, status result.Status, reason string, extra func(*result.CellReport)) {
@@ -247,6 +263,9 @@ func (c *Cell) record(check string, status result.Status, reason string, extra f
 		Check: check, Status: status, Reason: reason, Fixture: c.model.Fixture,
 		Size: c.size, Placement: c.placement, FallbackChain: c.Target.Fallback,
 		Provenance: c.provenance(),
+	}
+	if status == result.StatusPartial {
+		r.Cause = result.CausePartial
 	}
 	if extra != nil {
 		extra(&r)

@@ -16,6 +16,7 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/hwtest/hwtest/layout"
+	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/sources"
 )
 
@@ -51,7 +52,10 @@ var (
 // Initialize/Destroy (dlopen/dlclose) is not safe, so the environment lives as long
 // as the process does.
 func Init() (Library, error) {
-	initOnce.Do(func() { initLib, initErr = initialise() })
+	initOnce.Do(func() {
+		initLib, initErr = initialise()
+		initErr = result.WithCause(result.CauseRuntimeLibrary, initErr)
+	})
 	return initLib, initErr
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/sources"
 )
 
@@ -112,7 +113,7 @@ func computeReference(m Model, rm ResolvedModel) (*Reference, error) {
 	}
 	inputs, err := SynthesizeInputs(m.ID, s.Inputs(), overrides)
 	if err != nil {
-		return nil, err
+		return nil, result.WithCause(result.CauseInputs, err)
 	}
 	out, err := s.Run(inputs)
 	if err != nil {

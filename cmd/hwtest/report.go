@@ -64,7 +64,7 @@ func reportRun(opts *ReportOptions) error {
 		if c.Status == result.StatusPass && c.Reason == "" {
 			continue
 		}
-		f := diagnose.Classify(string(c.Status), c.Target, c.Reason)
+		f := diagnose.ClassifyCause(string(c.Status), c.Cause, c.Target, c.Reason)
 		f.Model = c.Model
 		findings = append(findings, f)
 	}
