@@ -139,7 +139,7 @@ func ProfilePlacement(path string, t Target, inputs []Tensor) (Placement, error)
 		return Placement{}, err
 	}
 	defer os.RemoveAll(dir)
-	s, err := openSession(path, t, false, filepath.Join(dir, "profile"))
+	s, err := openSession(path, t, false, false, filepath.Join(dir, "profile"))
 	if err != nil {
 		return Placement{}, err
 	}
