@@ -50,7 +50,7 @@ func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	vars := TargetVars(c.Targets)
+	vars := targetVars(c.Targets)
 	for _, family := range catalog.Families { // fixed order: never range over the map
 		models := byFamily[family]
 		if len(models) == 0 {
@@ -91,9 +91,9 @@ func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 // targetsFileName holds a family package's targets.
 const targetsFileName = "targets_test.go"
 
-// TargetVars names the Go variable of each target id: "webgpu-native" →
+// targetVars names the Go variable of each target id: "webgpu-native" →
 // "targetWebgpuNative"; ids that would spell the same name get a numeric suffix.
-func TargetVars(targets []catalog.Target) map[string]string {
+func targetVars(targets []catalog.Target) map[string]string {
 	vars := map[string]string{}
 	used := map[string]bool{}
 	for _, t := range targets {

@@ -108,6 +108,9 @@ func Write(root string, files map[string][]byte, waiting io.Writer) ([]Change, e
 		return nil, err
 	}
 	defer unlock()
+	if err := removeDebris(filepath.Join(root, Dir)); err != nil {
+		return nil, err
+	}
 	changes, err := Diff(root, files)
 	if err != nil {
 		return nil, err
@@ -261,6 +264,25 @@ var (
 	rename = os.Rename
 	remove = os.Remove
 )
+
+// removeDebris removes the temporary files and backups of a writer killed before
+// it could clean up. Only a writer holding the lock may call it: then no live
+// writer owns them.
+func removeDebris(dir string) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if strings.HasSuffix(p, ".hwtest-tmp") || strings.HasSuffix(p, ".hwtest-backup") {
+			return os.Remove(p)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
 
 // removeEmptyDirs drops family folders whose last model went away.
 func removeEmptyDirs(dir string) {

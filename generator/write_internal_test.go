@@ -221,3 +221,28 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A writer killed part-way (SIGKILL: no undo runs) leaves its temporary files and
+// backups; they start with a dot so go ignores them, and the next Write, holding
+// the lock so no live writer owns them, removes them.
+func TestWriteRemovesDebrisOfKilledWriter(t *testing.T) {
+	root, files := oldTree(t)
+	debris := []string{
+		"generated/audio/.a_test.go.123456.hwtest-tmp",
+		"generated/vision/.v_test.go.4242-0.hwtest-backup",
+		"generated/vision/v_test.go.hwtest-tmp", // the name writers used before
+	}
+	for _, p := range debris {
+		if err := os.WriteFile(filepath.Join(root, p), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Write(root, files, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range debris {
+		if _, err := os.Stat(filepath.Join(root, p)); !os.IsNotExist(err) {
+			t.Errorf("%s left behind (%v)", p, err)
+		}
+	}
+}

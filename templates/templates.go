@@ -189,7 +189,7 @@ type TargetTemplate struct {
 	Runner string
 	// Context renders the target's Context, given the names of the model's
 	// variable, of the target's variable (emitted once per family package by
-	// TargetVars) and of the func that declares the model's specs on a cell.
+	// the generator) and of the func that declares the model's specs on a cell.
 	Context func(t catalog.Target, model, target, specs string) jen.Code
 }
 
