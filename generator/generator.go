@@ -15,6 +15,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/spec"
 	"github.com/hwtest/hwtest/templates"
 )
 
@@ -29,7 +30,8 @@ const Dir = "generated"
 const ModulePath = "github.com/hwtest/hwtest"
 
 // Generate renders one package per family present in the catalog
-// (generated/<family>/) with a suite file and one file per model. Keys are
+// (generated/<family>/): a suite file, a targets file holding every target once
+// as the family's models run on it, and one file per model. Keys are
 // slash-separated paths relative to the repository root.
 func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 	files := map[string][]byte{}
@@ -38,6 +40,17 @@ func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 	for _, m := range c.Models {
 		byFamily[m.Family] = append(byFamily[m.Family], m)
 	}
+	for _, t := range c.Targets {
+		if err := checkLabel(t.ID); err != nil {
+			errs = append(errs, fmt.Errorf("target %q: %w", t.ID, err))
+		} else if _, ok := templates.TargetFor(t); !ok {
+			errs = append(errs, fmt.Errorf("target %q: no template for runner %q", t.ID, t.Runner))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	vars := targetVars(c.Targets)
 	for _, family := range catalog.Families { // fixed order: never range over the map
 		models := byFamily[family]
 		if len(models) == 0 {
@@ -45,20 +58,24 @@ func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 		}
 		dir := path.Join(Dir, family)
 		pkg := PackageName(family)
-		suite, err := render(suiteFile(dir, pkg, family))
+		// Taken first, so a model id cannot claim these names.
+		names := map[string]string{pkg + "_suite_test.go": "\x00suite", targetsFileName: "\x00targets"}
+		f, err := targetsFile(dir, pkg, family, c.Targets, vars)
+		if err == nil {
+			err = renderTo(files, path.Join(dir, targetsFileName), f)
+		}
+		if err == nil {
+			err = renderTo(files, path.Join(dir, pkg+"_suite_test.go"), suiteFile(dir, pkg, family))
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", family, err))
 			continue
 		}
-		files[path.Join(dir, pkg+"_suite_test.go")] = suite
-		names := map[string]string{}
 		for _, m := range models {
 			name := FileName(m.ID, names)
-			f, err := modelFile(dir, pkg, m, c.Targets)
+			f, err := modelFile(dir, pkg, m, c.Targets, vars)
 			if err == nil {
-				var b []byte
-				b, err = render(f)
-				files[path.Join(dir, name)] = b
+				err = renderTo(files, path.Join(dir, name), f)
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("model %q: %w", m.ID, err))
@@ -69,6 +86,39 @@ func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 		return nil, errors.Join(errs...)
 	}
 	return files, nil
+}
+
+// targetsFileName holds a family package's targets.
+const targetsFileName = "targets_test.go"
+
+// targetVars names the Go variable of each target id: "webgpu-native" →
+// "targetWebgpuNative"; ids that would spell the same name get a numeric suffix.
+func targetVars(targets []catalog.Target) map[string]string {
+	vars := map[string]string{}
+	used := map[string]bool{}
+	for _, t := range targets {
+		var b strings.Builder
+		b.WriteString("target")
+		upper := true
+		for _, r := range t.ID {
+			if r >= unicode.MaxASCII || !(unicode.IsLetter(r) || unicode.IsDigit(r)) {
+				upper = true
+				continue
+			}
+			if upper {
+				r = unicode.ToUpper(r)
+			}
+			b.WriteRune(r)
+			upper = false
+		}
+		name := b.String()
+		for i := 2; used[name]; i++ {
+			name = fmt.Sprintf("%s%d", b.String(), i)
+		}
+		used[name] = true
+		vars[t.ID] = name
+	}
+	return vars
 }
 
 // PackageName makes a family id a Go package name: "vision-text" → "visiontext".
@@ -129,18 +179,44 @@ func suiteFile(dir, pkg, family string) *jen.File {
 	f.Func().Id("Test" + exported(pkg)).Params(jen.Id("t").Op("*").Qual("testing", "T")).Block(
 		jen.Qual(templates.GinkgoPath, "RunSpecs").Call(jen.Id("t"), jen.Lit(family)),
 	)
+	f.Comment("Browser targets start Chromium with a profile in a temporary folder: close")
+	f.Comment("them and remove their profiles when the suite ends.")
+	f.Var().Id("_").Op("=").Qual(templates.GinkgoPath, "AfterSuite").Call(jen.Qual(templates.RuntimePath, "Shutdown"))
 	return f
 }
 
 func exported(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
-// modelFile is one model's suite:
+// targetsFile holds every target of hardware.yaml once, as the family's models see
+// it (hardware.yaml's expect is per family, so ExpectFail is exact here):
+//
+//	var (
+//		targetCpu = runtime.Target{...}
+//		...
+//	)
+func targetsFile(dir, pkg, family string, targets []catalog.Target, vars map[string]string) (*jen.File, error) {
+	f := newFile(dir, pkg)
+	f.Commentf("The targets of hardware.yaml as %s models run on them.", family)
+	var defs []jen.Code
+	for _, t := range targets {
+		lit, err := templates.Literal(spec.TargetOf(t, family))
+		if err != nil {
+			return nil, fmt.Errorf("target %q: %w", t.ID, err)
+		}
+		defs = append(defs, jen.Id(vars[t.ID]).Op("=").Add(lit))
+	}
+	f.Var().Defs(defs...)
+	return f, nil
+}
+
+// modelFile is one model's suite, read on one screen:
 //
 //	var _ = Describe("silero-vad-v5", Label("model:silero-vad-v5", "family:audio"), func() {
 //		model := runtime.Model{...}
-//		Context("cpu", ...)
+//		specs := func(cell *runtime.Cell) { BeforeAll(cell.Open); ...; It(...) }
+//		Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewCell(model, targetCpu)) })
 //	})
-func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target) (*jen.File, error) {
+func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target, vars map[string]string) (*jen.File, error) {
 	family, ok := templates.FamilyFor(m.Family, m.Architecture)
 	if !ok {
 		return nil, fmt.Errorf("no family template for %q (architecture %q)", m.Family, m.Architecture)
@@ -153,16 +229,21 @@ func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target) (*jen
 			return nil, err
 		}
 	}
-	body := []jen.Code{jen.Id("model").Op(":=").Add(templates.ModelLiteral(m))}
+	model, err := templates.Literal(spec.ModelOf(m))
+	if err != nil {
+		return nil, err
+	}
+	its, err := family.Specs(m, "cell")
+	if err != nil {
+		return nil, err
+	}
+	body := []jen.Code{
+		jen.Id("model").Op(":=").Add(model),
+		templates.CellSpecs("specs", its),
+	}
 	for _, t := range targets {
-		if err := checkLabel(t.ID); err != nil {
-			return nil, err
-		}
-		tt, ok := templates.TargetFor(t)
-		if !ok {
-			return nil, fmt.Errorf("target %q: no template for runner %q", t.ID, t.Runner)
-		}
-		body = append(body, tt.Context(t, m, func(cell string) []jen.Code { return family.Specs(m, cell) }))
+		tt, _ := templates.TargetFor(t) // Generate checked every target has one
+		body = append(body, tt.Context(t, "model", vars[t.ID], "specs"))
 	}
 	f := newFile(dir, pkg)
 	f.Var().Id("_").Op("=").Id("Describe").Call(
@@ -188,14 +269,16 @@ func checkLabel(s string) error {
 	return nil
 }
 
-// render writes a file. jennifer runs go/format itself and fails on invalid Go, so
-// an error here means a template produced broken code, and nothing is written.
-func render(f *jen.File) ([]byte, error) {
+// renderTo renders a file into files. jennifer runs go/format itself and fails on
+// invalid Go, so an error here means a template produced broken code, and nothing
+// is written.
+func renderTo(files map[string][]byte, path string, f *jen.File) error {
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
-		return nil, err
+		return err
 	}
-	return buf.Bytes(), nil
+	files[path] = buf.Bytes()
+	return nil
 }
 
 // SortedPaths lists a generated map's paths in order.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -93,49 +94,194 @@ func isGenerated(path string) (bool, error) {
 
 // Write brings root/generated in line with files: it writes missing and changed
 // files (unchanged ones are not touched, so build caches stay warm) and removes
-// stale ones. Every new file is first written next to its target and only renamed
-// into place once all of them were written, so a failure leaves the old tree.
-func Write(root string, files map[string][]byte) ([]Change, error) {
+// stale ones. It is all or nothing: new contents are first written to temporary
+// files, every file about to be replaced or removed is linked to a backup, and only
+// then are they moved into place; if any step fails, the backups are put back and
+// new files removed, so the tree is the old one or the new one, never a mix.
+//
+// Write holds an exclusive lock on root/generated for its whole run, so concurrent
+// writers (two `hwtest run`s at once) take turns; while it waits for one, it says so
+// on waiting (nil: silently).
+func Write(root string, files map[string][]byte, waiting io.Writer) ([]Change, error) {
+	unlock, err := Lock(root, waiting)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := removeDebris(filepath.Join(root, Dir)); err != nil {
+		return nil, err
+	}
 	changes, err := Diff(root, files)
 	if err != nil {
 		return nil, err
 	}
-	var temps []string
-	cleanup := func() {
-		for _, t := range temps {
-			os.Remove(t)
+	var u update
+	if err := u.apply(root, files, changes); err != nil {
+		if rerr := u.undo(); rerr != nil {
+			return nil, fmt.Errorf("%w; and restoring the old tree failed: %v", err, rerr)
 		}
+		return nil, err
 	}
-	for _, c := range changes {
-		if c.Kind == "stale" {
-			continue
-		}
-		dst := filepath.Join(root, filepath.FromSlash(c.Path))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			cleanup()
-			return nil, err
-		}
-		tmp := dst + ".hwtest-tmp"
-		if err := os.WriteFile(tmp, files[c.Path], 0o644); err != nil {
-			cleanup()
-			return nil, fmt.Errorf("writing %s: %w", c.Path, err)
-		}
-		temps = append(temps, tmp)
-	}
-	for _, c := range changes {
-		dst := filepath.Join(root, filepath.FromSlash(c.Path))
-		if c.Kind == "stale" {
-			err = os.Remove(dst)
-		} else {
-			err = os.Rename(dst+".hwtest-tmp", dst)
-		}
-		if err != nil {
-			cleanup()
-			return nil, fmt.Errorf("updating %s: %w", c.Path, err)
-		}
-	}
+	u.discard()
 	removeEmptyDirs(filepath.Join(root, Dir))
 	return changes, nil
+}
+
+// update is one Write in progress: what it created and what it can undo.
+type update struct {
+	dirs    []string          // folders it created, parents first
+	temps   map[string]string // destination → temporary file with its new content
+	backups map[string]string // destination → hard link to its old content
+	done    []string          // destinations already replaced, created or removed
+}
+
+func (u *update) apply(root string, files map[string][]byte, changes []Change) error {
+	u.temps, u.backups = map[string]string{}, map[string]string{}
+	for _, c := range changes {
+		dst := filepath.Join(root, filepath.FromSlash(c.Path))
+		if c.Kind != "stale" {
+			if err := u.mkdirAll(filepath.Dir(dst)); err != nil {
+				return err
+			}
+			tmp, err := writeTemp(dst, files[c.Path])
+			if err != nil {
+				return fmt.Errorf("writing %s: %w", c.Path, err)
+			}
+			u.temps[dst] = tmp
+		}
+		if c.Kind != "missing" {
+			backup, err := linkBackup(dst)
+			if err != nil {
+				return fmt.Errorf("backing up %s: %w", c.Path, err)
+			}
+			u.backups[dst] = backup
+		}
+	}
+	for _, c := range changes {
+		dst := filepath.Join(root, filepath.FromSlash(c.Path))
+		var err error
+		if c.Kind == "stale" {
+			err = remove(dst)
+		} else {
+			err = rename(u.temps[dst], dst)
+		}
+		if err != nil {
+			return fmt.Errorf("updating %s: %w", c.Path, err)
+		}
+		delete(u.temps, dst)
+		u.done = append(u.done, dst)
+	}
+	return nil
+}
+
+// undo puts every replaced or removed file back from its backup, removes the files
+// and folders it created and its temporary files.
+func (u *update) undo() error {
+	var errs []error
+	for i := len(u.done) - 1; i >= 0; i-- {
+		dst := u.done[i]
+		if backup, ok := u.backups[dst]; ok {
+			if err := rename(backup, dst); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			delete(u.backups, dst)
+		} else if err := remove(dst); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	u.discard()
+	for i := len(u.dirs) - 1; i >= 0; i-- {
+		os.Remove(u.dirs[i]) // only if empty: something else may have put a file there
+	}
+	return errors.Join(errs...)
+}
+
+// discard removes what is left of temporary files and backups.
+func (u *update) discard() {
+	for _, p := range u.temps {
+		os.Remove(p)
+	}
+	for _, p := range u.backups {
+		os.Remove(p)
+	}
+}
+
+// mkdirAll is os.MkdirAll remembering the folders it made, for undo.
+func (u *update) mkdirAll(dir string) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		missing = append(missing, d)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		u.dirs = append(u.dirs, missing[i])
+	}
+	return nil
+}
+
+// writeTemp writes data to a new file next to dst. Its name is unique to this
+// process and starts with a dot, so the go tool never reads it as source.
+func writeTemp(dst string, data []byte) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.hwtest-tmp")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644) // CreateTemp makes 0600; generated files are 0644
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// linkBackup makes a second name for dst's current content: cheap, and dst itself
+// is untouched until the step that replaces or removes it.
+func linkBackup(dst string) (string, error) {
+	for i := 0; ; i++ {
+		backup := filepath.Join(filepath.Dir(dst), fmt.Sprintf(".%s.%d-%d.hwtest-backup", filepath.Base(dst), os.Getpid(), i))
+		err := os.Link(dst, backup)
+		if !errors.Is(err, fs.ErrExist) {
+			return backup, err
+		}
+	}
+}
+
+// Write changes the tree only through these, so a test can make a step fail as a
+// read-only folder would, even as root (whom chmod does not stop).
+var (
+	rename = os.Rename
+	remove = os.Remove
+)
+
+// removeDebris removes the temporary files and backups of a writer killed before
+// it could clean up. Only a writer holding the lock may call it: then no live
+// writer owns them.
+func removeDebris(dir string) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if strings.HasSuffix(p, ".hwtest-tmp") || strings.HasSuffix(p, ".hwtest-backup") {
+			return os.Remove(p)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // removeEmptyDirs drops family folders whose last model went away.

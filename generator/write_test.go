@@ -19,7 +19,7 @@ func TestWriteDiffAndStale(t *testing.T) {
 		"generated/audio/a_test.go": header("// a\n"),
 		"generated/audio/b_test.go": header("// b\n"),
 	}
-	changes, err := generator.Write(root, files)
+	changes, err := generator.Write(root, files, nil)
 	must(t, err)
 	if len(changes) != 2 || changes[0].Kind != "missing" {
 		t.Fatalf("first write: %+v", changes)
@@ -29,7 +29,7 @@ func TestWriteDiffAndStale(t *testing.T) {
 	old := time.Now().Add(-time.Hour)
 	a := filepath.Join(root, "generated/audio/a_test.go")
 	must(t, os.Chtimes(a, old, old))
-	changes, err = generator.Write(root, files)
+	changes, err = generator.Write(root, files, nil)
 	must(t, err)
 	if len(changes) != 0 {
 		t.Fatalf("second write changed %+v", changes)
@@ -57,7 +57,7 @@ func TestWriteDiffAndStale(t *testing.T) {
 	if changes[0].Diff == "" || changes[1].Diff == "" {
 		t.Errorf("changes carry no diff")
 	}
-	_, err = generator.Write(root, files)
+	_, err = generator.Write(root, files, nil)
 	must(t, err)
 	if _, err := os.Stat(filepath.Join(root, "generated/audio/gone_test.go")); !os.IsNotExist(err) {
 		t.Errorf("stale file still there")
@@ -78,7 +78,7 @@ func TestWriteIsAllOrNothing(t *testing.T) {
 		"generated/audio/a_test.go":  header(""),
 		"generated/vision/v_test.go": header(""),
 	}
-	if _, err := generator.Write(root, files); err == nil {
+	if _, err := generator.Write(root, files, nil); err == nil {
 		t.Fatal("want an error")
 	}
 	entries, _ := os.ReadDir(filepath.Join(root, "generated", "audio"))

@@ -5,17 +5,15 @@ import (
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/spec"
 )
 
-// Targets converts hardware.yaml's targets into what runtime's probe takes.
+// Targets converts hardware.yaml's targets into what runtime's probe takes, with no
+// family's expectation (probing is per target).
 func Targets(ts []catalog.Target) []runtime.Target {
 	out := make([]runtime.Target, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, runtime.Target{
-			ID: t.ID, Name: t.Name, Runner: t.Runner, Provider: t.Provider, Bundle: t.Bundle,
-			Options: t.Options, Precision: t.Precision, Fallback: t.Fallback,
-			Tolerance: runtime.Tolerance{RTol: t.Tolerance.RTol, ATol: t.Tolerance.ATol},
-		})
+		out = append(out, spec.TargetOf(t, ""))
 	}
 	return out
 }

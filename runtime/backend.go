@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -147,19 +146,6 @@ func (bs *browserSession) placement() *result.Placement {
 		out.Nodes += n
 	}
 	return out
-}
-
-// webEP is the ONNX Runtime EP name a browser target's nodes run under.
-func webEP(t Target) string {
-	switch {
-	case t.Provider == "webnn":
-		return "WebNNExecutionProvider"
-	case t.Provider == "webgpu" && strings.Contains(t.Bundle, "webgpu"):
-		return "WebGpuExecutionProvider" // ort.webgpu.min.js: the native WebGPU EP
-	case t.Provider == "webgpu":
-		return "JsExecutionProvider" // ort.min.js: WebGPU through JSEP
-	}
-	return CPUProvider // wasm
 }
 
 // browserDevice says what a browser target really ran on, so a software adapter is

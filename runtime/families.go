@@ -32,9 +32,6 @@ func argmax(xs []float64) int {
 	return best
 }
 
-// allowed is the tolerance's allowance at a reference value.
-func (t Tolerance) allowed(want float64) float64 { return t.ATol + t.RTol*math.Abs(want) }
-
 // sameShape guards property checks that read got and the reference side by side.
 func sameShape(got, want Tensor) error {
 	if !slices.Equal(got.Shape, want.Shape) {
@@ -61,8 +58,8 @@ var ArgmaxAgrees = Invariant{
 		for i := 0; i < n; i++ {
 			g, c := argmax(got.Data[i*w:(i+1)*w]), argmax(want.Data[i*w:(i+1)*w])
 			wg, wc := want.Data[i*w+g], want.Data[i*w+c]
-			if g != c && wc-wg > r.Tolerance.allowed(wc) {
-				return violation(&result.Deviation{Output: got.Name, Index: i*w + g, Got: got.Data[i*w+g], Want: wg, AbsErr: wc - wg, Allowed: r.Tolerance.allowed(wc)},
+			if g != c && wc-wg > r.Tolerance.Allowed(wc) {
+				return violation(&result.Deviation{Output: got.Name, Index: i*w + g, Got: got.Data[i*w+g], Want: wg, AbsErr: wc - wg, Allowed: r.Tolerance.Allowed(wc)},
 					"position %d: the target predicts token %d, the CPU token %d", i, g, c)
 			}
 		}
@@ -112,8 +109,8 @@ func topKAgree(got, want Tensor, k int, tol Tolerance) error {
 		g, c := got.Data[i*w:(i+1)*w], want.Data[i*w:(i+1)*w]
 		kth := c[topK(c, k)[k-1]]
 		for _, idx := range topK(g, k) {
-			if kth-c[idx] > tol.allowed(kth) {
-				return violation(&result.Deviation{Output: got.Name, Index: i*w + idx, Got: g[idx], Want: c[idx], AbsErr: kth - c[idx], Allowed: tol.allowed(kth)},
+			if kth-c[idx] > tol.Allowed(kth) {
+				return violation(&result.Deviation{Output: got.Name, Index: i*w + idx, Got: g[idx], Want: c[idx], AbsErr: kth - c[idx], Allowed: tol.Allowed(kth)},
 					"row %d: index %d is in the target's top %d, not in the CPU's (%v)", i, idx, k, topK(c, k))
 			}
 		}
@@ -175,8 +172,8 @@ var RankingAgrees = Invariant{
 			order := topK(g, w)
 			for j := 0; j+1 < len(order); j++ {
 				hi, lo := c[order[j]], c[order[j+1]]
-				if lo-hi > r.Tolerance.allowed(hi) {
-					return violation(&result.Deviation{Output: got.Name, Index: i*w + order[j+1], Got: g[order[j+1]], Want: lo, AbsErr: lo - hi, Allowed: r.Tolerance.allowed(hi)},
+				if lo-hi > r.Tolerance.Allowed(hi) {
+					return violation(&result.Deviation{Output: got.Name, Index: i*w + order[j+1], Got: g[order[j+1]], Want: lo, AbsErr: lo - hi, Allowed: r.Tolerance.Allowed(hi)},
 						"row %d: the target ranks candidate %d above %d, the CPU the other way round", i, order[j], order[j+1])
 				}
 			}
@@ -253,8 +250,8 @@ var Causality = Invariant{
 			for p := 0; p < seq-1; p++ { // every position but the edited last one
 				for v := 0; v < w; v++ {
 					at := (i*seq+p)*w + v
-					if d := math.Abs(after.Data[at] - before.Data[at]); d > r.Tolerance.allowed(before.Data[at]) {
-						return violation(&result.Deviation{Output: before.Name, Index: at, Got: after.Data[at], Want: before.Data[at], AbsErr: d, Allowed: r.Tolerance.allowed(before.Data[at])},
+					if d := math.Abs(after.Data[at] - before.Data[at]); d > r.Tolerance.Allowed(before.Data[at]) {
+						return violation(&result.Deviation{Output: before.Name, Index: at, Got: after.Data[at], Want: before.Data[at], AbsErr: d, Allowed: r.Tolerance.Allowed(before.Data[at])},
 							"changing the last token changed position %d's logits", p)
 					}
 				}
@@ -435,8 +432,8 @@ var PaddingIgnored = Invariant{
 			for p := 0; p < s-1; p++ {
 				for k := 0; k < w; k++ {
 					at := (i*s+p)*w + k
-					if d := math.Abs(h2.Data[at] - h1.Data[at]); d > r.Tolerance.allowed(h1.Data[at]) {
-						return violation(&result.Deviation{Output: h1.Name, Index: at, Got: h2.Data[at], Want: h1.Data[at], AbsErr: d, Allowed: r.Tolerance.allowed(h1.Data[at])},
+					if d := math.Abs(h2.Data[at] - h1.Data[at]); d > r.Tolerance.Allowed(h1.Data[at]) {
+						return violation(&result.Deviation{Output: h1.Name, Index: at, Got: h2.Data[at], Want: h1.Data[at], AbsErr: d, Allowed: r.Tolerance.Allowed(h1.Data[at])},
 							"changing a masked padding token changed position %d's hidden state", p)
 					}
 				}

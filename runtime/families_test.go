@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/spec"
 	"github.com/hwtest/hwtest/zoo"
 )
 
@@ -186,7 +187,7 @@ func TestEveryInvariantFailsOnPurpose(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s runs %s, not a zoo model", m.ID, m.EffectiveSource())
 			}
-			good := familyRun(t, zooName, FromCatalog(m), false)
+			good := familyRun(t, zooName, spec.ModelOf(m), false)
 			if err := bc.inv.Check(good); err != nil {
 				t.Fatalf("does not hold on the model run correctly: %v", err)
 			}
@@ -194,7 +195,7 @@ func TestEveryInvariantFailsOnPurpose(t *testing.T) {
 			if bc.edit != nil {
 				bc.edit(good)
 			} else {
-				bad = familyRun(t, zooName, FromCatalog(m), true)
+				bad = familyRun(t, zooName, spec.ModelOf(m), true)
 			}
 			err := bc.inv.Check(bad)
 			if !IsViolation(err) || !strings.Contains(err.Error(), bc.wantInMsg) {

@@ -59,7 +59,7 @@ func ProfilePlacement(path string, t Target, inputs []Tensor) (result.Placement,
 		return result.Placement{}, err
 	}
 	defer os.RemoveAll(dir)
-	s, err := openSession(path, t, false, filepath.Join(dir, "profile"))
+	s, err := openSession(path, t, false, false, filepath.Join(dir, "profile"))
 	if err != nil {
 		return result.Placement{}, err
 	}

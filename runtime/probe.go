@@ -33,7 +33,7 @@ func probe(t Target) string {
 	if t.Provider == CPUProvider {
 		return ""
 	}
-	opts, err := newSessionOptions(t, false)
+	opts, err := newSessionOptions(t, false, false)
 	if err == nil {
 		opts.Destroy()
 		return ""

@@ -94,7 +94,7 @@ func CPUReference(m Model, rm ResolvedModel) (*Reference, error) {
 }
 
 func computeReference(m Model, rm ResolvedModel) (*Reference, error) {
-	s, err := OpenSession(rm.Path, Target{ID: "reference", Provider: CPUProvider, reference: true}, false)
+	s, err := openSession(rm.Path, Target{ID: "reference", Provider: CPUProvider}, false, true, "")
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %s is not a loadable ONNX model: %w", m.ID, rm.Path, err)
 	}

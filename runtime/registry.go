@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/hwtest/hwtest/catalog"
 )
 
 // Invariants indexes every invariant by its Go identifier, the name family templates
@@ -26,30 +24,6 @@ var Invariants = map[string]Invariant{
 	"RouterTopKAgrees":         RouterTopKAgrees,
 	"SameInputsSameOutputs":    SameInputsSameOutputs,
 	"ChunkedScanEqualsWhole":   ChunkedScanEqualsWhole,
-}
-
-// FromCatalog is the runtime view of a catalog model (what generated code spells
-// out as a literal).
-func FromCatalog(m catalog.Model) Model {
-	out := Model{
-		ID: m.ID, Family: m.Family, Architecture: m.Architecture,
-		Source: m.Source, SHA256: m.SHA256, Fixture: m.Fixture,
-		Outputs: Outputs{
-			Primary: m.Outputs.Primary, State: m.Outputs.State, StateIn: m.Outputs.StateIn,
-			Probabilities: m.Outputs.Probabilities, Distribution: m.Outputs.Distribution,
-			Ranking: m.Outputs.Ranking, Router: m.Outputs.Router, RouterTopK: m.Outputs.RouterTopK,
-		},
-	}
-	if len(m.Inputs) > 0 {
-		out.Inputs = map[string]Input{}
-		for name, in := range m.Inputs {
-			out.Inputs[name] = Input{Dims: in.Dims, Value: in.Value, Range: in.Range, RealOnly: in.RealOnly}
-		}
-	}
-	if m.Tolerance != nil {
-		out.Tolerance = &Tolerance{RTol: m.Tolerance.RTol, ATol: m.Tolerance.ATol}
-	}
-	return out
 }
 
 // OpenRun computes the CPU reference of the model at refPath and runs the model at

@@ -40,7 +40,11 @@ func RunTimeout() (time.Duration, error) {
 // newSessionOptions builds the options for a target: its execution provider with its
 // options, and, for accelerators, CPU fallback disabled so a model the EP cannot
 // take whole fails at creation instead of silently running on the CPU.
-func newSessionOptions(t Target, strict bool) (*ort.SessionOptions, error) {
+//
+// reference marks the CPU reference's own session: graph optimisations off, so the
+// cpu target (optimisations on, as users run it) is compared with the model as
+// written, and its cell tests ONNX Runtime's fusions, not itself.
+func newSessionOptions(t Target, strict, reference bool) (*ort.SessionOptions, error) {
 	opts, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, err
@@ -49,7 +53,7 @@ func newSessionOptions(t Target, strict bool) (*ort.SessionOptions, error) {
 		opts.Destroy()
 		return nil, err
 	}
-	if t.reference {
+	if reference {
 		if err := opts.SetGraphOptimizationLevel(ort.GraphOptimizationLevelDisableAll); err != nil {
 			opts.Destroy()
 			return nil, err
@@ -141,17 +145,17 @@ func ProviderLibraryHint(libPath string, t Target) string {
 
 // OpenSession creates a session of the model file on the target.
 func OpenSession(path string, t Target, strict bool) (*Session, error) {
-	return openSession(path, t, strict, "")
+	return openSession(path, t, strict, false, "")
 }
 
 // openSession optionally profiles the session: ONNX Runtime writes
 // <profilePrefix>_<time>.json when the session is destroyed.
-func openSession(path string, t Target, strict bool, profilePrefix string) (*Session, error) {
+func openSession(path string, t Target, strict, reference bool, profilePrefix string) (*Session, error) {
 	inputs, outputs, err := ort.GetInputOutputInfo(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	opts, err := newSessionOptions(t, strict)
+	opts, err := newSessionOptions(t, strict, reference)
 	if err != nil {
 		return nil, err
 	}

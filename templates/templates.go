@@ -23,10 +23,6 @@ const GinkgoPath = "github.com/onsi/ginkgo/v2"
 // ginkgo refers to a Ginkgo DSL name; files dot-import Ginkgo, so it renders bare.
 func ginkgo(name string) *jen.Statement { return jen.Qual(GinkgoPath, name) }
 
-// field renders "Name: value" so literals keep the field order of the struct (a
-// jen.Dict would sort them).
-func field(name string, value jen.Code) jen.Code { return jen.Id(name).Op(":").Add(value) }
-
 // FamilyTemplate lists the invariants, by their identifier in package runtime, that
 // a family's model must satisfy on every target. Architecture narrows the text
 // family to one kind of model; "" matches any.
@@ -145,29 +141,56 @@ func (f FamilyTemplate) InvariantsFor(m catalog.Model) []string {
 	return out
 }
 
-// Specs emits the Its of a family template inside a target's Context, given the
-// cell variable's name:
+// Titles are the invariants' names as their specs are titled, literal in generated
+// code so a suite reads on its own; a test holds them equal to each runtime
+// Invariant's Name, which is what results record.
+var Titles = map[string]string{
+	"OutputsAgree":             "agrees with the CPU reference",
+	"ProbabilitiesInUnitRange": "gives probabilities in [0, 1]",
+	"StreamingStateAgrees":     "carries streaming state across chunks like the CPU",
+	"HiddenStateShape":         "returns hidden states of shape [batch, sequence, hidden]",
+	"PooledEmbeddingCosine":    "pools to embeddings with cosine >= 0.999 to the CPU's",
+	"PaddingIgnored":           "ignores masked padding tokens",
+	"ArgmaxAgrees":             "predicts the CPU's token at every position",
+	"Causality":                "is causal: a later token does not change earlier logits",
+	"TopKAgrees":               "ranks the same top-5 classes as the CPU",
+	"DistributionSumsToOne":    "gives distributions that sum to 1",
+	"RankingAgrees":            "ranks candidates in the CPU's order",
+	"RouterTopKAgrees":         "routes every token to the CPU's top-k experts",
+	"SameInputsSameOutputs":    "gives the same output for the same inputs and seed",
+	"ChunkedScanEqualsWhole":   "scans in chunks with carried state like the whole sequence",
+}
+
+// Specs emits the Its of a family template for a model, on the cell variable
+// named cell, one line each:
 //
 //	It("measures load, latency and memory", cell.Measure)
-//	It(runtime.OutputsAgree.Name, func() { cell.Check(runtime.OutputsAgree) })
-func (f FamilyTemplate) Specs(m catalog.Model, cell string) []jen.Code {
+//	It("agrees with the CPU reference", func() { cell.Check(runtime.OutputsAgree) })
+func (f FamilyTemplate) Specs(m catalog.Model, cell string) ([]jen.Code, error) {
 	specs := []jen.Code{
 		ginkgo("It").Call(jen.Lit("measures load, latency and memory"), jen.Id(cell).Dot("Measure")),
 	}
 	for _, inv := range f.InvariantsFor(m) {
+		title, ok := Titles[inv]
+		if !ok {
+			return nil, fmt.Errorf("family template %s names invariant %q, which has no title", f.Family, inv)
+		}
 		specs = append(specs, ginkgo("It").Call(
-			jen.Qual(RuntimePath, inv).Dot("Name"),
-			jen.Func().Params().Block(jen.Id(cell).Dot("Check").Call(jen.Qual(RuntimePath, inv))),
+			jen.Lit(title),
+			jen.Func().Params().Custom(jen.Options{Open: "{ ", Close: " }"},
+				jen.Id(cell).Dot("Check").Call(jen.Qual(RuntimePath, inv))),
 		))
 	}
-	return specs
+	return specs, nil
 }
 
 // TargetTemplate emits the Context for one target of a model. Runner selects it.
 type TargetTemplate struct {
 	Runner string
-	// Context renders the target's Context around the family's specs.
-	Context func(t catalog.Target, m catalog.Model, specs func(cell string) []jen.Code) jen.Code
+	// Context renders the target's Context, given the names of the model's
+	// variable, of the target's variable (emitted once per family package by
+	// the generator) and of the func that declares the model's specs on a cell.
+	Context func(t catalog.Target, model, target, specs string) jen.Code
 }
 
 // Targets is the target table, one template per runner.
@@ -186,148 +209,31 @@ func TargetFor(t catalog.Target) (TargetTemplate, bool) {
 	return TargetTemplate{}, false
 }
 
-// cellContext renders:
+// cellContext renders, on one line:
 //
-//	Context("cuda", Ordered, Label("hw:cuda"), func() {
-//		cell := runtime.NewCell(model, runtime.Target{ID: "cuda", ...})
-//		BeforeAll(cell.Open)
-//		AfterAll(cell.Close)
-//		It(...)
-//	})
+//	Context("cuda", Ordered, Label("hw:cuda"), func() { specs(runtime.NewCell(model, targetCuda)) })
 //
 // Ordered, so one session serves every spec of the cell and a failed Open skips the
 // rest instead of failing each of them for the same reason.
-func cellContext(t catalog.Target, m catalog.Model, specs func(cell string) []jen.Code) jen.Code {
-	body := []jen.Code{
-		jen.Id("cell").Op(":=").Qual(RuntimePath, "NewCell").Call(jen.Id("model"), targetLiteral(t, m)),
-		ginkgo("BeforeAll").Call(jen.Id("cell").Dot("Open")),
-		ginkgo("AfterAll").Call(jen.Id("cell").Dot("Close")),
-	}
-	body = append(body, specs("cell")...)
+func cellContext(t catalog.Target, model, target, specs string) jen.Code {
 	return ginkgo("Context").Call(
 		jen.Lit(t.ID), ginkgo("Ordered"), ginkgo("Label").Call(jen.Lit("hw:"+t.ID)),
-		jen.Func().Params().Block(body...),
+		jen.Func().Params().Custom(jen.Options{Open: "{ ", Close: " }"},
+			jen.Id(specs).Call(jen.Qual(RuntimePath, "NewCell").Call(jen.Id(model), jen.Id(target)))),
 	)
 }
 
-// targetLiteral renders the target as runtime.Target, with the family's declared
-// incompatibility (if any) resolved for this model.
-func targetLiteral(t catalog.Target, m catalog.Model) jen.Code {
-	fields := []jen.Code{
-		field("ID", jen.Lit(t.ID)),
-		field("Name", jen.Lit(t.Name)),
-		field("Runner", jen.Lit(t.Runner)),
-		field("Provider", jen.Lit(t.Provider)),
-	}
-	if t.Bundle != "" {
-		fields = append(fields, field("Bundle", jen.Lit(t.Bundle)))
-	}
-	if len(t.Options) > 0 {
-		fields = append(fields, field("Options", stringMap(t.Options)))
-	}
-	fields = append(fields,
-		field("Precision", jen.Lit(t.Precision)),
-		field("Tolerance", tolerance(t.Tolerance)))
-	if len(t.Fallback) > 0 {
-		fields = append(fields, field("Fallback", stringSlice(t.Fallback)))
-	}
-	if reason := t.Expect[m.Family]; reason != "" {
-		fields = append(fields, field("ExpectFail", jen.Lit(reason)))
-	}
-	return jen.Qual(RuntimePath, "Target").Add(multiline(fields))
-}
-
-// ModelLiteral renders the model as runtime.Model.
-func ModelLiteral(m catalog.Model) jen.Code {
-	fields := []jen.Code{
-		field("ID", jen.Lit(m.ID)),
-		field("Family", jen.Lit(m.Family)),
-	}
-	if m.Architecture != "" {
-		fields = append(fields, field("Architecture", jen.Lit(m.Architecture)))
-	}
-	fields = append(fields, field("Source", jen.Lit(m.Source)))
-	if m.SHA256 != "" {
-		fields = append(fields, field("SHA256", jen.Lit(m.SHA256)))
-	}
-	if m.Fixture != "" {
-		fields = append(fields, field("Fixture", jen.Lit(m.Fixture)))
-	}
-	if len(m.Inputs) > 0 {
-		inputs := jen.Dict{} // rendered sorted by input name
-		for name, in := range m.Inputs {
-			var f []jen.Code
-			if in.Dims != nil {
-				f = append(f, field("Dims", jen.Index().Int64().ValuesFunc(func(g *jen.Group) {
-					for _, d := range in.Dims {
-						g.Lit(int(d))
-					}
-				})))
-			}
-			if in.Value != nil {
-				f = append(f, field("Value", floats(in.Value)))
-			}
-			if in.Range != nil {
-				f = append(f, field("Range", floats(in.Range)))
-			}
-			if in.RealOnly {
-				f = append(f, field("RealOnly", jen.True()))
-			}
-			inputs[jen.Lit(name)] = jen.Values(f...)
-		}
-		fields = append(fields, field("Inputs", jen.Map(jen.String()).Qual(RuntimePath, "Input").Values(inputs)))
-	}
-	if m.Outputs != (catalog.OutputSpec{}) {
-		var o []jen.Code
-		for _, f := range []struct{ name, value string }{
-			{"Primary", m.Outputs.Primary}, {"State", m.Outputs.State}, {"StateIn", m.Outputs.StateIn},
-			{"Probabilities", m.Outputs.Probabilities}, {"Distribution", m.Outputs.Distribution},
-			{"Ranking", m.Outputs.Ranking}, {"Router", m.Outputs.Router},
-		} {
-			if f.value != "" {
-				o = append(o, field(f.name, jen.Lit(f.value)))
-			}
-		}
-		if m.Outputs.RouterTopK != 0 {
-			o = append(o, field("RouterTopK", jen.Lit(m.Outputs.RouterTopK)))
-		}
-		fields = append(fields, field("Outputs", jen.Qual(RuntimePath, "Outputs").Values(o...)))
-	}
-	if m.Tolerance != nil {
-		fields = append(fields, field("Tolerance", jen.Op("&").Add(tolerance(*m.Tolerance))))
-	}
-	return jen.Qual(RuntimePath, "Model").Add(multiline(fields))
-}
-
-// multiline renders a composite literal one field a line, as a person would write it.
-func multiline(fields []jen.Code) jen.Code {
-	return jen.Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, fields...)
-}
-
-func tolerance(t catalog.Tolerance) *jen.Statement {
-	return jen.Qual(RuntimePath, "Tolerance").Values(field("RTol", jen.Lit(t.RTol)), field("ATol", jen.Lit(t.ATol)))
-}
-
-func floats(xs []float64) *jen.Statement {
-	return jen.Index().Float64().ValuesFunc(func(g *jen.Group) {
-		for _, x := range xs {
-			g.Lit(x)
-		}
-	})
-}
-
-func stringSlice(xs []string) *jen.Statement {
-	return jen.Index().String().ValuesFunc(func(g *jen.Group) {
-		for _, x := range xs {
-			g.Lit(x)
-		}
-	})
-}
-
-func stringMap(m map[string]string) *jen.Statement {
-	d := jen.Dict{}
-	for k, v := range m {
-		d[jen.Lit(k)] = jen.Lit(v)
-	}
-	return jen.Map(jen.String()).String().Values(d)
+// CellSpecs renders the func every Context of a model calls with its cell:
+//
+//	specs := func(cell *runtime.Cell) {
+//		BeforeAll(cell.Open)
+//		AfterAll(cell.Close)
+//		It(...)
+//	}
+func CellSpecs(name string, its []jen.Code) jen.Code {
+	body := append([]jen.Code{
+		ginkgo("BeforeAll").Call(jen.Id("cell").Dot("Open")),
+		ginkgo("AfterAll").Call(jen.Id("cell").Dot("Close")),
+	}, its...)
+	return jen.Id(name).Op(":=").Func().Params(jen.Id("cell").Op("*").Qual(RuntimePath, "Cell")).Block(body...)
 }

@@ -2,12 +2,15 @@ package templates_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/spec"
 	"github.com/hwtest/hwtest/templates"
 	"github.com/hwtest/hwtest/zoo"
 )
@@ -77,7 +80,7 @@ func TestFamilyChecksCatchBrokenModels(t *testing.T) {
 			goodPath, badPath := filepath.Join(dir, "good.onnx"), filepath.Join(dir, "bad.onnx")
 			os.WriteFile(goodPath, good, 0o644)
 			os.WriteFile(badPath, bad, 0o644)
-			rm := runtime.FromCatalog(m)
+			rm := spec.ModelOf(m)
 			invariants := tmpl.InvariantsFor(m)
 
 			r, done, err := runtime.OpenRun(rm, goodPath, goodPath, cpu)
@@ -117,6 +120,35 @@ func TestFamilyChecksCatchBrokenModels(t *testing.T) {
 	for _, f := range catalog.Families {
 		if !families[f] {
 			t.Errorf("family %s has no broken-model test", f)
+		}
+	}
+}
+
+// Generated specs are titled with literal strings; results record the runtime
+// Invariant's Name. They must be the same words, for every invariant.
+func TestTitlesAreInvariantNames(t *testing.T) {
+	for id, inv := range runtime.Invariants {
+		if got := templates.Titles[id]; got != inv.Name {
+			t.Errorf("templates.Titles[%q] = %q; runtime.%s.Name is %q", id, got, id, inv.Name)
+		}
+	}
+	for id := range templates.Titles {
+		if _, ok := runtime.Invariants[id]; !ok {
+			t.Errorf("templates.Titles has %q, which runtime.Invariants does not", id)
+		}
+	}
+}
+
+// The generator must not link ONNX Runtime (cgo) or a browser driver: it runs on
+// machines without them, and `go generate` builds it.
+func TestGeneratorLinksNoRuntime(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../templates", "../generator", "../spec").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, heavy := range []string{"github.com/yalue/onnxruntime_go", "github.com/chromedp/chromedp", "github.com/hwtest/hwtest/runtime"} {
+		if slices.Contains(strings.Fields(string(out)), heavy) {
+			t.Errorf("templates, generator or spec depend on %s", heavy)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hwtest/hwtest/diagnose"
 	"github.com/hwtest/hwtest/onnx"
 	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/spec"
 	"github.com/hwtest/hwtest/zoo"
 )
 
@@ -68,8 +69,8 @@ func checkRun(opts *CheckOptions, model string) error {
 		}
 		observed := latestStatuses(opts.Globals, id)
 		for _, t := range c.Targets {
-			rt := runtime.Target{ID: t.ID, Runner: t.Runner, Provider: t.Provider, Bundle: t.Bundle}
-			results = append(results, checkResult{Target: t.ID, Prediction: diagnose.Predict(s.Ops, rt.EP()), Observed: observed[t.ID]})
+			ep := spec.TargetOf(t, "").EP()
+			results = append(results, checkResult{Target: t.ID, Prediction: diagnose.Predict(s.Ops, ep), Observed: observed[t.ID]})
 		}
 	}
 	if opts.JSON {
@@ -104,7 +105,7 @@ func checkModelBytes(opts *CheckOptions, model string) (data []byte, id string, 
 	if !ok {
 		return nil, "", fmt.Errorf("%q is neither a file, a zoo:NAME nor a model in %s", model, relToWD(opts.Models))
 	}
-	rm, err := runtime.ResolveIn(opts.Root, runtime.FromCatalog(m))
+	rm, err := runtime.ResolveIn(opts.Root, spec.ModelOf(m))
 	if err != nil {
 		return nil, "", err
 	}

@@ -47,7 +47,7 @@ func generateRun(opts *GenerateOptions) error {
 	if opts.DryRun {
 		changes, err = generator.Diff(opts.Root, files)
 	} else {
-		changes, err = generator.Write(opts.Root, files)
+		changes, err = generator.Write(opts.Root, files, opts.Stderr)
 	}
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/spec"
 )
 
 // ModelsOptions is what `hwtest models` acts on.
@@ -49,7 +50,7 @@ func modelsRun(opts *ModelsOptions) error {
 			family += "/" + m.Architecture
 		}
 		runs, params, weights, tier, estimate := "not fetched (make setup)", "-", "-", "-", "-"
-		if rm, err := runtime.ResolveIn(opts.Root, runtime.FromCatalog(m)); err == nil {
+		if rm, err := runtime.ResolveIn(opts.Root, spec.ModelOf(m)); err == nil {
 			runs = "real"
 			if rm.Fixture != "" {
 				runs = "fixture: " + rm.Fixture

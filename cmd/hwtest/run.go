@@ -83,7 +83,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if err != nil {
 			return err
 		}
-		if _, err := generator.Write(opts.Root, files); err != nil {
+		if _, err := generator.Write(opts.Root, files, opts.Stderr); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@
 package audio_test
 
 import (
+	runtime "github.com/hwtest/hwtest/runtime"
 	. "github.com/onsi/ginkgo/v2"
 	"testing"
 )
@@ -11,3 +12,7 @@ import (
 func TestAudio(t *testing.T) {
 	RunSpecs(t, "audio")
 }
+
+// Browser targets start Chromium with a profile in a temporary folder: close
+// them and remove their profiles when the suite ends.
+var _ = AfterSuite(runtime.Shutdown)

@@ -20,65 +20,14 @@ var _ = Describe("vad", Label("model:vad", "family:audio"), func() {
 		},
 		Outputs: runtime.Outputs{Primary: "output", State: "stateN", StateIn: "state"},
 	}
-	Context("cpu", Ordered, Label("hw:cpu"), func() {
-		cell := runtime.NewCell(model, runtime.Target{
-			ID:        "cpu",
-			Name:      "CPU",
-			Runner:    "native",
-			Provider:  "CPUExecutionProvider",
-			Precision: "fp32",
-			Tolerance: runtime.Tolerance{RTol: 1e-05, ATol: 1e-06},
-		})
+	specs := func(cell *runtime.Cell) {
 		BeforeAll(cell.Open)
 		AfterAll(cell.Close)
 		It("measures load, latency and memory", cell.Measure)
-		It(runtime.OutputsAgree.Name, func() {
-			cell.Check(runtime.OutputsAgree)
-		})
-		It(runtime.StreamingStateAgrees.Name, func() {
-			cell.Check(runtime.StreamingStateAgrees)
-		})
-	})
-	Context("cuda", Ordered, Label("hw:cuda"), func() {
-		cell := runtime.NewCell(model, runtime.Target{
-			ID:         "cuda",
-			Name:       "NVIDIA CUDA",
-			Runner:     "native",
-			Provider:   "CUDAExecutionProvider",
-			Options:    map[string]string{"device_id": "0"},
-			Precision:  "fp32",
-			Tolerance:  runtime.Tolerance{RTol: 0.001, ATol: 0.0001},
-			Fallback:   []string{"cpu"},
-			ExpectFail: "LSTM state layout unsupported",
-		})
-		BeforeAll(cell.Open)
-		AfterAll(cell.Close)
-		It("measures load, latency and memory", cell.Measure)
-		It(runtime.OutputsAgree.Name, func() {
-			cell.Check(runtime.OutputsAgree)
-		})
-		It(runtime.StreamingStateAgrees.Name, func() {
-			cell.Check(runtime.StreamingStateAgrees)
-		})
-	})
-	Context("wasm", Ordered, Label("hw:wasm"), func() {
-		cell := runtime.NewCell(model, runtime.Target{
-			ID:        "wasm",
-			Name:      "WebAssembly",
-			Runner:    "browser",
-			Provider:  "wasm",
-			Bundle:    "ort.min.js",
-			Precision: "fp32",
-			Tolerance: runtime.Tolerance{RTol: 0.0001, ATol: 1e-05},
-		})
-		BeforeAll(cell.Open)
-		AfterAll(cell.Close)
-		It("measures load, latency and memory", cell.Measure)
-		It(runtime.OutputsAgree.Name, func() {
-			cell.Check(runtime.OutputsAgree)
-		})
-		It(runtime.StreamingStateAgrees.Name, func() {
-			cell.Check(runtime.StreamingStateAgrees)
-		})
-	})
+		It("agrees with the CPU reference", func() { cell.Check(runtime.OutputsAgree) })
+		It("carries streaming state across chunks like the CPU", func() { cell.Check(runtime.StreamingStateAgrees) })
+	}
+	Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewCell(model, targetCpu)) })
+	Context("cuda", Ordered, Label("hw:cuda"), func() { specs(runtime.NewCell(model, targetCuda)) })
+	Context("wasm", Ordered, Label("hw:wasm"), func() { specs(runtime.NewCell(model, targetWasm)) })
 })

@@ -16,82 +16,16 @@ var _ = Describe("1st-encoder", Label("model:1st-encoder", "family:text"), func(
 		Source:       "zoo:tiny-bert",
 		Tolerance:    &runtime.Tolerance{RTol: 0.0001, ATol: 1e-05},
 	}
-	Context("cpu", Ordered, Label("hw:cpu"), func() {
-		cell := runtime.NewCell(model, runtime.Target{
-			ID:        "cpu",
-			Name:      "CPU",
-			Runner:    "native",
-			Provider:  "CPUExecutionProvider",
-			Precision: "fp32",
-			Tolerance: runtime.Tolerance{RTol: 1e-05, ATol: 1e-06},
-		})
+	specs := func(cell *runtime.Cell) {
 		BeforeAll(cell.Open)
 		AfterAll(cell.Close)
 		It("measures load, latency and memory", cell.Measure)
-		It(runtime.OutputsAgree.Name, func() {
-			cell.Check(runtime.OutputsAgree)
-		})
-		It(runtime.HiddenStateShape.Name, func() {
-			cell.Check(runtime.HiddenStateShape)
-		})
-		It(runtime.PooledEmbeddingCosine.Name, func() {
-			cell.Check(runtime.PooledEmbeddingCosine)
-		})
-		It(runtime.PaddingIgnored.Name, func() {
-			cell.Check(runtime.PaddingIgnored)
-		})
-	})
-	Context("cuda", Ordered, Label("hw:cuda"), func() {
-		cell := runtime.NewCell(model, runtime.Target{
-			ID:        "cuda",
-			Name:      "NVIDIA CUDA",
-			Runner:    "native",
-			Provider:  "CUDAExecutionProvider",
-			Options:   map[string]string{"device_id": "0"},
-			Precision: "fp32",
-			Tolerance: runtime.Tolerance{RTol: 0.001, ATol: 0.0001},
-			Fallback:  []string{"cpu"},
-		})
-		BeforeAll(cell.Open)
-		AfterAll(cell.Close)
-		It("measures load, latency and memory", cell.Measure)
-		It(runtime.OutputsAgree.Name, func() {
-			cell.Check(runtime.OutputsAgree)
-		})
-		It(runtime.HiddenStateShape.Name, func() {
-			cell.Check(runtime.HiddenStateShape)
-		})
-		It(runtime.PooledEmbeddingCosine.Name, func() {
-			cell.Check(runtime.PooledEmbeddingCosine)
-		})
-		It(runtime.PaddingIgnored.Name, func() {
-			cell.Check(runtime.PaddingIgnored)
-		})
-	})
-	Context("wasm", Ordered, Label("hw:wasm"), func() {
-		cell := runtime.NewCell(model, runtime.Target{
-			ID:        "wasm",
-			Name:      "WebAssembly",
-			Runner:    "browser",
-			Provider:  "wasm",
-			Bundle:    "ort.min.js",
-			Precision: "fp32",
-			Tolerance: runtime.Tolerance{RTol: 0.0001, ATol: 1e-05},
-		})
-		BeforeAll(cell.Open)
-		AfterAll(cell.Close)
-		It("measures load, latency and memory", cell.Measure)
-		It(runtime.OutputsAgree.Name, func() {
-			cell.Check(runtime.OutputsAgree)
-		})
-		It(runtime.HiddenStateShape.Name, func() {
-			cell.Check(runtime.HiddenStateShape)
-		})
-		It(runtime.PooledEmbeddingCosine.Name, func() {
-			cell.Check(runtime.PooledEmbeddingCosine)
-		})
-		It(runtime.PaddingIgnored.Name, func() {
-			cell.Check(runtime.PaddingIgnored)
-		})
-	})
+		It("agrees with the CPU reference", func() { cell.Check(runtime.OutputsAgree) })
+		It("returns hidden states of shape [batch, sequence, hidden]", func() { cell.Check(runtime.HiddenStateShape) })
+		It("pools to embeddings with cosine >= 0.999 to the CPU's", func() { cell.Check(runtime.PooledEmbeddingCosine) })
+		It("ignores masked padding tokens", func() { cell.Check(runtime.PaddingIgnored) })
+	}
+	Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewCell(model, targetCpu)) })
+	Context("cuda", Ordered, Label("hw:cuda"), func() { specs(runtime.NewCell(model, targetCuda)) })
+	Context("wasm", Ordered, Label("hw:wasm"), func() { specs(runtime.NewCell(model, targetWasm)) })
 })
