@@ -15,6 +15,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/spec"
 	"github.com/hwtest/hwtest/templates"
 )
@@ -249,10 +250,10 @@ func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target, vars 
 	f.Var().Id("_").Op("=").Id("Describe").Call(
 		jen.Lit(m.ID),
 		jen.Qual(templates.GinkgoPath, "Label").CallFunc(func(g *jen.Group) {
-			g.Lit("model:" + m.ID)
-			g.Lit("family:" + m.Family)
+			g.Lit(result.ModelLabel(m.ID))
+			g.Lit(result.FamilyLabel(m.Family))
 			for _, tag := range m.Tags { // tags select models: --label-filter=tag:smoke
-				g.Lit("tag:" + tag)
+				g.Lit(result.TagLabel(tag))
 			}
 		}),
 		jen.Func().Params().Block(body...),

@@ -12,6 +12,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/result"
 )
 
 // RuntimePath is the import path of the package generated suites run on.
@@ -217,7 +218,7 @@ func TargetFor(t catalog.Target) (TargetTemplate, bool) {
 // rest instead of failing each of them for the same reason.
 func cellContext(t catalog.Target, model, target, specs string) jen.Code {
 	return ginkgo("Context").Call(
-		jen.Lit(t.ID), ginkgo("Ordered"), ginkgo("Label").Call(jen.Lit("hw:"+t.ID)),
+		jen.Lit(t.ID), ginkgo("Ordered"), ginkgo("Label").Call(jen.Lit(result.TargetLabel(t.ID))),
 		jen.Func().Params().Custom(jen.Options{Open: "{ ", Close: " }"},
 			jen.Id(specs).Call(jen.Qual(RuntimePath, "NewCell").Call(jen.Id(model), jen.Id(target)))),
 	)
