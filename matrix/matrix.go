@@ -75,6 +75,8 @@ type Environment struct {
 
 // Matrix is every cell that ran, in catalog order.
 type Matrix struct {
+	// RunID names the `hwtest run` that made the matrix, as its folder does.
+	RunID string `json:"run_id,omitempty"`
 	// Generated is the end of the latest suite run merged; zero when no report had
 	// one (the caller may set it).
 	Generated   time.Time      `json:"generated"`
@@ -96,6 +98,9 @@ type ProcessFailure struct {
 	// Targets the process was to run (its label filter's); empty means every target
 	// of the matrix.
 	Targets []string `json:"targets,omitempty"`
+	// Interrupted: the user stopped the run (SIGINT/SIGTERM) while this process ran;
+	// not the suite's fault, so its cells say "interrupted", not "suite process failed".
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Statuses lists every status from the worst to the best: the order in which a
@@ -431,6 +436,9 @@ func rank(name string) int {
 }
 
 func (f ProcessFailure) reason() string {
+	if f.Interrupted {
+		return "interrupted: " + f.Err
+	}
 	msg := "suite process failed"
 	if err := strings.TrimSpace(f.Err); err != "" {
 		msg += ": " + err
