@@ -76,6 +76,8 @@ type Environment struct {
 
 // Matrix is every cell that ran, in catalog order.
 type Matrix struct {
+	// RunID names the `hwtest run` that made the matrix, as its folder does.
+	RunID string `json:"run_id,omitempty"`
 	// Generated is the end of the latest suite run merged; zero when no report had
 	// one (the caller may set it).
 	Generated   time.Time      `json:"generated"`
@@ -91,10 +93,13 @@ type Matrix struct {
 
 // ProcessFailure is a suite process that crashed or hung, as the orchestrator saw it.
 type ProcessFailure struct {
-	Model  string       `json:"model"`
-	Err    string       `json:"err"`
-	Stderr string       `json:"stderr,omitempty"` // the tail of its stderr
-	Cause  result.Cause `json:"cause,omitempty"`  // timeout, crash or interrupted; crash when unset
+	Model  string `json:"model"`
+	Err    string `json:"err"`
+	Stderr string `json:"stderr,omitempty"` // the tail of its stderr
+	// Cause: timeout, crash (when unset) or interrupted. An interrupted process is
+	// not the suite's fault: the user stopped the run (SIGINT/SIGTERM) while it ran,
+	// so its cells say "interrupted", not "suite process failed".
+	Cause result.Cause `json:"cause,omitempty"`
 	// Targets the process was to run (its label filter's); empty means every target
 	// of the matrix.
 	Targets []string `json:"targets,omitempty"`
@@ -437,6 +442,9 @@ func rank(name string) int {
 }
 
 func (f ProcessFailure) reason() string {
+	if f.Cause == result.CauseInterrupted {
+		return "interrupted: " + f.Err
+	}
 	msg := "suite process failed"
 	if err := strings.TrimSpace(f.Err); err != "" {
 		msg += ": " + err

@@ -6,6 +6,8 @@ package runner
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,18 +15,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/hwtest/hwtest/layout"
 
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/generator"
 	"github.com/hwtest/hwtest/hardware"
+	"github.com/hwtest/hwtest/layout"
 	"github.com/hwtest/hwtest/matrix"
+	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/runtime"
 )
 
@@ -32,11 +37,12 @@ import (
 type Options struct {
 	Root        string
 	Catalogs    *catalog.Catalogs
-	OutDir      string        // the report folder to write: reports/<timestamp>
+	RunID       string        // from NewRunDir; stored in the matrix
+	OutDir      string        // the run's own folder, from NewRunDir: reports/<run id>
 	Timeout     time.Duration // per model process
 	LabelFilter string        // extra Ginkgo label filter ANDed with the model's, e.g. "hw:cpu"
-	Models      []string      // only these model ids; all when empty
-	Targets     []string      // the targets LabelFilter selects; all when empty
+	ModelIDs    []string      // only these models; all when empty
+	TargetIDs   []string      // the targets LabelFilter selects; all when empty
 	Env         []string      // extra environment for suite processes
 	Log         io.Writer
 }
@@ -46,21 +52,70 @@ type Result struct {
 	Matrix    matrix.Matrix
 	Failures  []matrix.ProcessFailure
 	ReportDir string
+	// Interrupted: ctx was cancelled (SIGINT/SIGTERM) before every model ran. The
+	// matrix holds the cells that finished; the running model's others say so.
+	Interrupted bool
+}
+
+// NewRunDir creates the folder of a new run under reports and returns its id: the
+// UTC time to the second and a random suffix. os.Mkdir fails on an existing folder,
+// so two runs started in the same second can never share one.
+func NewRunDir(reports string) (id, dir string, err error) {
+	if err := os.MkdirAll(reports, 0o755); err != nil {
+		return "", "", err
+	}
+	for range 10 {
+		b := make([]byte, 3)
+		if _, err := rand.Read(b); err != nil {
+			return "", "", err
+		}
+		id = time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
+		dir = filepath.Join(reports, id)
+		err = os.Mkdir(dir, 0o755)
+		if err == nil {
+			return id, dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", "", err
+		}
+	}
+	return "", "", fmt.Errorf("could not create a new run folder in %s: %w", reports, err)
+}
+
+// LinkLatest points reports/latest at the run id. The link is made under a name of
+// its own and renamed over latest, so a reader (or another run) never sees no
+// latest, and two runs finishing together leave one of them, whole.
+func LinkLatest(reports, id string) error {
+	tmp := filepath.Join(reports, ".latest-"+id)
+	os.Remove(tmp)
+	if err := os.Symlink(id, tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(reports, "latest")); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // Run builds, runs and collects. It returns an error only when it could not run at
-// all; failing cells are results, not errors.
+// all; failing cells are results, not errors. When ctx is cancelled it stops the
+// running suite, keeps every finished cell and writes the matrix all the same.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	if !filepath.IsAbs(o.Root) || !filepath.IsAbs(o.OutDir) {
 		return nil, fmt.Errorf("runner: Root %q and OutDir %q must be absolute: suites run in their own folders", o.Root, o.OutDir)
 	}
+	if o.RunID == "" {
+		return nil, errors.New("runner: no RunID: make the run's folder with NewRunDir")
+	}
 	if err := os.MkdirAll(filepath.Join(o.OutDir, "ginkgo"), 0o755); err != nil {
 		return nil, err
 	}
-	binDir := layout.State(o.Root, "build")
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
+	binDir, err := newBuildDir(o.Root, o.RunID)
+	if err != nil {
 		return nil, err
 	}
+	defer os.RemoveAll(binDir)
 	// Detection is stored with the run, and each result names its device.
 	rts := hardware.Targets(o.Catalogs.Targets)
 	det := hardware.Detect(ctx, rts...)
@@ -73,13 +128,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	devs, _ := json.Marshal(det.Devices(rts))
 	o.Env = append(o.Env, runtime.DevicesEnv+"="+string(devs))
 	wanted := map[string]bool{}
-	for _, id := range o.Models {
+	for _, id := range o.ModelIDs {
 		wanted[id] = true
 	}
 	var reports []types.Report
 	var failures []matrix.ProcessFailure
 	built := map[string]string{}
 	for _, m := range o.Catalogs.Models {
+		if ctx.Err() != nil {
+			break // interrupted: the models not started are "not run"
+		}
 		if len(wanted) > 0 && !wanted[m.ID] {
 			continue
 		}
@@ -87,6 +145,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if !ok {
 			var err error
 			if bin, err = buildSuite(ctx, o, binDir, m.Family); err != nil {
+				if ctx.Err() != nil {
+					break
+				}
 				return nil, err
 			}
 			built[m.Family] = bin
@@ -94,7 +155,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		fmt.Fprintf(o.Log, "run: %s (%s)\n", m.ID, m.Family)
 		rep, fail := runModel(ctx, o, bin, m)
 		if fail != nil {
-			fail.Targets = o.Targets // a crash marks only the targets this run asked for
+			fail.Targets = o.TargetIDs // a crash marks only the targets this run asked for
 			fmt.Fprintf(o.Log, "run: %s: %s\n", m.ID, fail.Err)
 			failures = append(failures, *fail)
 		}
@@ -109,10 +170,35 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		targets = append(targets, t.ID)
 	}
 	mx := matrix.FromReports(reports, failures, models, targets)
+	mx.RunID = o.RunID
 	if err := matrix.Write(o.OutDir, mx); err != nil {
 		return nil, err
 	}
-	return &Result{Matrix: mx, Failures: failures, ReportDir: o.OutDir}, nil
+	return &Result{Matrix: mx, Failures: failures, ReportDir: o.OutDir, Interrupted: ctx.Err() != nil}, nil
+}
+
+// newBuildDir makes the folder this run builds its suites into,
+// .hwtest/build/<pid>-<run id>: another run may be building the same family from
+// another generated/ at the same time. Folders of runs whose process is gone (killed
+// before it could remove its own) are removed first.
+func newBuildDir(root, runID string) (string, error) {
+	parent := layout.State(root, "build")
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		pid, _, ok := strings.Cut(e.Name(), "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || !e.IsDir() || n <= 0 {
+			continue
+		}
+		if syscall.Kill(n, 0) == syscall.ESRCH {
+			os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
+	dir := filepath.Join(parent, fmt.Sprintf("%d-%s", os.Getpid(), runID))
+	return dir, os.Mkdir(dir, 0o755)
 }
 
 // buildSuite compiles a family's package once (`go test -c`), as `ginkgo build` does.
@@ -122,23 +208,32 @@ func buildSuite(ctx context.Context, o Options, binDir, family string) (string, 
 	fmt.Fprintf(o.Log, "build: %s\n", pkg)
 	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, pkg)
 	cmd.Dir = o.Root
-	out, err := cmd.CombinedOutput()
+	// go's compilers and linker go with it when the run is stopped.
+	cmd.SysProcAttr = childProcAttr()
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := startAndWait(cmd)
 	if err != nil {
-		return "", fmt.Errorf("building %s: %v\n%s", pkg, err, out)
+		return "", fmt.Errorf("building %s: %v\n%s", pkg, err, out.String())
 	}
 	return bin, nil
 }
 
+// interruptGrace is how long a stopped suite may take to end its specs and write its
+// report (Ginkgo does both on SIGINT) before its process group is killed.
+const interruptGrace = 10 * time.Second
+
 // runModel runs one model's specs in its own process and reads its JSON report.
 func runModel(ctx context.Context, o Options, bin string, m catalog.Model) ([]types.Report, *matrix.ProcessFailure) {
 	report := filepath.Join(o.OutDir, "ginkgo", safeName(m.ID)+".json")
-	filter := "model:" + m.ID
+	filter := result.ModelLabel(m.ID)
 	if o.LabelFilter != "" {
 		filter = "(" + filter + ") && (" + o.LabelFilter + ")"
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	runCtx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin,
+	cmd := exec.CommandContext(runCtx, bin,
 		"-test.timeout=0",
 		"--ginkgo.label-filter="+filter,
 		"--ginkgo.json-report="+report,
@@ -147,18 +242,41 @@ func runModel(ctx context.Context, o Options, bin string, m catalog.Model) ([]ty
 	// The suite runs in its package folder, as `go test` would run it.
 	cmd.Dir = filepath.Join(o.Root, generator.Dir, m.Family)
 	cmd.Env = append(append(os.Environ(), "HWTEST_ROOT="+o.Root), o.Env...)
-	// Its own process group, so a timeout kills whatever the suite started too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var stderr tail
-	cmd.Stdout = &stderr
-	cmd.Stderr = &stderr
+	// Its own process group, so a timeout or an interrupt reaches whatever the suite
+	// started too (Chromium).
+	cmd.SysProcAttr = childProcAttr()
+	interruptedAt := make(chan time.Time, 1)
+	cmd.Cancel = func() error {
+		if ctx.Err() != nil {
+			// Interrupted: Ginkgo ends the running spec and still writes its report,
+			// which keeps the cells that finished. WaitDelay bounds the wait.
+			interruptedAt <- time.Now()
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = interruptGrace
+	var out output
+	cmd.Stdout = &out
+	cmd.Stderr = &out
 	os.Remove(report)
-	err := cmd.Run()
+	err := startAndWait(cmd)
+	if cmd.Process != nil {
+		// Whatever the suite left in its group (a browser it did not close) ends
+		// with it: no process of a run outlives it.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	reports, readErr := matrix.ReadReports(report)
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return reports, &matrix.ProcessFailure{Model: m.ID, Err: fmt.Sprintf("timed out after %v (hwtest run --timeout); the process was killed", o.Timeout), Stderr: stderr.String()}
+	case ctx.Err() != nil:
+		select {
+		case at := <-interruptedAt:
+			reports = endedBefore(reports, at)
+		default: // the suite had ended by itself
+		}
+		return reports, &matrix.ProcessFailure{Model: m.ID, Cause: result.CauseInterrupted, Err: "the run was stopped (SIGINT or SIGTERM) before this cell finished"}
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		return reports, &matrix.ProcessFailure{Model: m.ID, Cause: result.CauseTimeout, Err: fmt.Sprintf("timed out after %v (hwtest run --timeout); the process was killed", o.Timeout) + out.crashNote(), Stderr: out.String()}
 	case readErr != nil:
 		msg := fmt.Sprintf("the suite process ended without a report: %v", err)
 		var ee *exec.ExitError
@@ -167,10 +285,53 @@ func runModel(ctx context.Context, o Options, bin string, m catalog.Model) ([]ty
 				msg = fmt.Sprintf("the suite process crashed (%v) without a report", ws.Signal())
 			}
 		}
-		return nil, &matrix.ProcessFailure{Model: m.ID, Err: msg, Stderr: stderr.String()}
+		if full := diskFull(filepath.Dir(report), out.String()); full != "" {
+			msg += "; " + full
+		}
+		return nil, &matrix.ProcessFailure{Model: m.ID, Cause: result.CauseCrash, Err: msg + out.crashNote(), Stderr: out.String()}
 	}
 	// A non-zero exit with a complete report is failing cells, already in the report.
 	return reports, nil
+}
+
+// endedBefore keeps the specs that ended before the interrupt. Ginkgo, interrupted,
+// runs the cleanup nodes (AfterAll closes the session) while the interrupted spec's
+// inference may still be running in ONNX Runtime: what ended later is no result
+// (seen: "Invalid input name" from a run on a closed session). The cells left
+// without their specs are then the process failure's: "interrupted".
+func endedBefore(reports []types.Report, at time.Time) []types.Report {
+	out := slices.Clone(reports)
+	for i := range out {
+		out[i].SpecReports = slices.DeleteFunc(slices.Clone(out[i].SpecReports), func(s types.SpecReport) bool {
+			return s.EndTime.IsZero() || !s.EndTime.Before(at)
+		})
+	}
+	return out
+}
+
+// startAndWait runs cmd with its OS thread locked. Pdeathsig (childProcAttr) fires
+// when the thread that forked the child exits, not the process, and Go ends threads
+// it no longer needs; a thread locked to this goroutine until the child is reaped
+// cannot end, so the child dies with hwtest and not before.
+func startAndWait(cmd *exec.Cmd) error {
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
+	return cmd.Run()
+}
+
+// diskFull says why a report could not be written when the disk is the cause: the
+// suite printed ENOSPC's message, or the report's filesystem has (almost) no space.
+func diskFull(dir, stderr string) string {
+	if strings.Contains(strings.ToLower(stderr), "no space left on device") {
+		return "disk full: the suite printed \"no space left on device\" (free space on " + dir + ")"
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err == nil {
+		if free := int64(st.Bavail) * int64(st.Bsize); free < 1<<20 {
+			return fmt.Sprintf("disk full: %s has %d bytes free", dir, free)
+		}
+	}
+	return ""
 }
 
 func safeName(id string) string {
@@ -182,26 +343,92 @@ func safeName(id string) string {
 	}, id)
 }
 
-// tail keeps the last 8 KiB written to it: enough to see a crash's message.
-type tail struct{ buf bytes.Buffer }
+// output keeps what a suite printed that explains how it ended: the last 8 KiB, and
+// the first lines of a Go crash ("panic:", "fatal error:", the top frames of the
+// first goroutine), which a long goroutine dump pushes far out of any tail.
+type output struct {
+	tail      []byte // the last tailSize bytes (up to twice that between trims)
+	total     int64  // bytes written so far
+	line      []byte // the start of the current line, while no crash is seen
+	lineStart int64  // stream offset of the current line
+	crashed   bool   // a crash line was seen
+	crash     []byte // from the first crash line on, up to crashSize bytes
+	crashAt   int64  // stream offset of crash
+}
 
-const tailSize = 8 << 10
+const (
+	tailSize  = 8 << 10
+	crashSize = 2 << 10
+	// shownTail is about how much of Stderr's end a matrix cell shows: a crash that
+	// began further back is quoted in the failure's message instead.
+	shownTail = 2000
+)
 
-func (t *tail) Write(p []byte) (int, error) {
-	t.buf.Write(p)
-	if t.buf.Len() > 2*tailSize {
-		b := t.buf.Bytes()
-		keep := append([]byte(nil), b[len(b)-tailSize:]...)
-		t.buf.Reset()
-		t.buf.Write(keep)
+// crashPrefixes start the lines the Go runtime prints when a program dies.
+var crashPrefixes = []string{"panic: ", "fatal error: ", "runtime: ", "SIGSEGV", "SIGBUS", "SIGILL", "SIGABRT"}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.tail = append(o.tail, p...)
+	if len(o.tail) > 2*tailSize {
+		o.tail = append(o.tail[:0], o.tail[len(o.tail)-tailSize:]...)
+	}
+	start := o.total
+	o.total += int64(len(p))
+	for i := 0; i < len(p); {
+		if o.crashed {
+			if room := crashSize - len(o.crash); room > 0 {
+				o.crash = append(o.crash, p[i:min(len(p), i+room)]...)
+			}
+			break
+		}
+		end := len(p)
+		if j := bytes.IndexByte(p[i:], '\n'); j >= 0 {
+			end = i + j + 1
+		}
+		if room := 256 - len(o.line); room > 0 {
+			o.line = append(o.line, p[i:min(end, i+room)]...)
+		}
+		if end == len(p) && p[end-1] != '\n' {
+			break // the line goes on in the next write
+		}
+		if isCrashLine(string(o.line)) {
+			o.crashed, o.crashAt = true, o.lineStart
+			o.crash = append(o.crash, o.line...)
+		}
+		o.line = o.line[:0]
+		o.lineStart = start + int64(end)
+		i = end
 	}
 	return len(p), nil
 }
 
-func (t *tail) String() string {
-	b := t.buf.Bytes()
+func isCrashLine(line string) bool {
+	for _, p := range crashPrefixes {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// String is the last 8 KiB.
+func (o *output) String() string {
+	b := o.tail
 	if len(b) > tailSize {
 		b = b[len(b)-tailSize:]
 	}
 	return string(b)
+}
+
+// crashNote quotes the start of a crash the cell's tail of stderr would not show,
+// cut at a line end; "" when there was none or the tail shows it.
+func (o *output) crashNote() string {
+	if !o.crashed || o.crashAt >= o.total-shownTail {
+		return ""
+	}
+	c := o.crash
+	if i := strings.LastIndexByte(string(c), '\n'); i > 0 && len(c) == crashSize {
+		c = c[:i]
+	}
+	return "\nthe crash began with:\n" + strings.TrimRight(string(c), "\n")
 }

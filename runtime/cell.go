@@ -137,7 +137,10 @@ func (c *Cell) Close() {
 func (c *Cell) Measure() {
 	ginkgo.GinkgoHelper()
 	c.mustBeOpen()
-	b := DefaultBudget()
+	b, err := DefaultBudget()
+	if err != nil {
+		c.fail("measure", err)
+	}
 	inputs := c.run.Reference.Inputs
 	bound, err := c.session.Bind(inputs)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // ResetPeakRSS resets the kernel's high-water mark (VmHWM) to the current RSS, so
@@ -41,9 +40,4 @@ func statusBytes(field string) (int64, error) {
 		return kb * 1024, err
 	}
 	return 0, fmt.Errorf("/proc/self/status has no %s", field)
-}
-
-func getenvDuration(name string) time.Duration {
-	d, _ := time.ParseDuration(os.Getenv(name))
-	return d
 }

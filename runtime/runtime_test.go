@@ -342,6 +342,27 @@ func TestRunTimeoutRejectsNonsense(t *testing.T) {
 	}
 }
 
+// HWTEST_MEASURE_TIME=banana was once silently the default.
+func TestMeasureTimeRejectsNonsense(t *testing.T) {
+	for _, bad := range []string{"banana", "0s", "-1s", "10"} {
+		t.Setenv("HWTEST_MEASURE_TIME", bad)
+		if _, err := MeasureTime(); err == nil || !strings.Contains(err.Error(), `HWTEST_MEASURE_TIME="`+bad+`"`) || !strings.Contains(err.Error(), "such as") {
+			t.Errorf("%s: %v", bad, err)
+		}
+		if _, err := DefaultBudget(); err == nil {
+			t.Errorf("%s: DefaultBudget took it", bad)
+		}
+	}
+	t.Setenv("HWTEST_MEASURE_TIME", "250ms")
+	if b, err := DefaultBudget(); err != nil || b.MinTime != 250*time.Millisecond || b.WarmupTime != 250*time.Millisecond {
+		t.Errorf("250ms: %+v %v", b, err)
+	}
+	t.Setenv("HWTEST_MEASURE_TIME", "")
+	if d, err := MeasureTime(); err != nil || d != time.Second {
+		t.Errorf("unset: %v %v", d, err)
+	}
+}
+
 // On a fixture, only overrides marked real_only may name inputs the fixture lacks:
 // a typo still fails, instead of passing silently.
 func TestFixtureOverrides(t *testing.T) {

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"fmt"
 	"math"
+	"os"
 	"slices"
 	"time"
 
@@ -20,13 +22,28 @@ type Budget struct {
 }
 
 // DefaultBudget follows DESIGN.md: warm-up of 10 runs or 1 s, then at least
-// 10 runs and 1 s. HWTEST_MEASURE_TIME shortens both times (tests use it).
-func DefaultBudget() Budget {
-	d := time.Second
-	if s := getenvDuration("HWTEST_MEASURE_TIME"); s > 0 {
-		d = s
+// 10 runs and 1 s. HWTEST_MEASURE_TIME changes both times (tests shorten them).
+func DefaultBudget() (Budget, error) {
+	d, err := MeasureTime()
+	if err != nil {
+		return Budget{}, err
 	}
-	return Budget{WarmupRuns: 10, WarmupTime: d, MinRuns: 10, MinTime: d, MaxRuns: 100000}
+	return Budget{WarmupRuns: 10, WarmupTime: d, MinRuns: 10, MinTime: d, MaxRuns: 100000}, nil
+}
+
+// MeasureTime is $HWTEST_MEASURE_TIME, the warm-up and measuring time of each cell;
+// 1 s when unset. A value that is not a positive duration is an error, not silently
+// the default: `hwtest run` checks it before anything runs.
+func MeasureTime() (time.Duration, error) {
+	s := os.Getenv("HWTEST_MEASURE_TIME")
+	if s == "" {
+		return time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("HWTEST_MEASURE_TIME=%q: want a positive duration such as 200ms or 2s", s)
+	}
+	return d, nil
 }
 
 // warmupDone: warm-up ends at whichever of its two bounds comes first.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/internal/testenv"
 	"github.com/hwtest/hwtest/runtime"
 	"github.com/hwtest/hwtest/spec"
 	"github.com/hwtest/hwtest/templates"
@@ -55,9 +56,8 @@ func TestFamilyChecksCatchBrokenModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runtime.Init(); err != nil {
-		t.Skip("ONNX Runtime not available: ", err)
-	}
+	_, err = runtime.Init()
+	testenv.Need(t, "ONNX Runtime (make setup)", err)
 	cpu := runtime.Target{ID: "cpu", Provider: runtime.CPUProvider, Tolerance: runtime.Tolerance{RTol: 1e-5, ATol: 1e-6}}
 	families := map[string]bool{}
 	for _, m := range c.Models {

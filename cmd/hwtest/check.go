@@ -19,11 +19,12 @@ import (
 // CheckOptions is what `hwtest check` acts on.
 type CheckOptions struct {
 	*Globals
+	Model     string // catalog id, zoo:NAME or .onnx path
 	Providers []string
 	JSON      bool
 }
 
-func newCheckCmd(g *Globals) *cobra.Command {
+func newCheckCmd(g *Globals, runF func(*CheckOptions) error) *cobra.Command {
 	opts := &CheckOptions{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "check MODEL",
@@ -33,7 +34,13 @@ func newCheckCmd(g *Globals) *cobra.Command {
 			"documented operator support; the prediction is then set against what the latest\n" +
 			"run (reports/latest/matrix.json) saw, when it has the model.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return checkRun(opts, args[0]) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Model = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return checkRun(opts)
+		},
 	}
 	cmd.Flags().StringSliceVar(&opts.Providers, "provider", nil, "predict for these EP names instead of hardware.yaml's targets (repeatable)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
@@ -47,7 +54,8 @@ type checkResult struct {
 	Observed string `json:"observed,omitempty"` // the cell's status in reports/latest; "" when not run
 }
 
-func checkRun(opts *CheckOptions, model string) error {
+func checkRun(opts *CheckOptions) error {
+	model := opts.Model
 	data, id, err := checkModelBytes(opts, model)
 	if err != nil {
 		return err
@@ -103,7 +111,7 @@ func checkModelBytes(opts *CheckOptions, model string) (data []byte, id string, 
 	}
 	m, ok := c.Model(model)
 	if !ok {
-		return nil, "", fmt.Errorf("%q is neither a file, a zoo:NAME nor a model in %s", model, relToWD(opts.Models))
+		return nil, "", fmt.Errorf("%q is neither a file, a zoo:NAME nor a model in %s", model, relToWD(opts.ModelsFile))
 	}
 	rm, err := runtime.ResolveIn(opts.Root, spec.ModelOf(m))
 	if err != nil {

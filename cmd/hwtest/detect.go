@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -11,8 +12,14 @@ import (
 	"github.com/hwtest/hwtest/runtime"
 )
 
-func newDetectCmd(g *Globals) *cobra.Command {
-	var asJSON bool
+// DetectOptions is what `hwtest detect` acts on.
+type DetectOptions struct {
+	*Globals
+	JSON bool
+}
+
+func newDetectCmd(g *Globals, runF func(*DetectOptions) error) *cobra.Command {
+	opts := &DetectOptions{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "detect",
 		Short: "Hardware, drivers, libraries and execution providers on this machine",
@@ -22,25 +29,35 @@ func newDetectCmd(g *Globals) *cobra.Command {
 			"says why.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var targets []runtime.Target
-			if g.resolveRoot() == nil {
-				c, err := catalog.Load(g.Models, g.Hardware)
-				if err != nil {
-					return err
-				}
-				targets = hardware.Targets(c.Targets)
+			if runF != nil {
+				return runF(opts)
 			}
-			defer runtime.Shutdown() // the browser probes started Chromium
-			r := hardware.Detect(cmd.Context(), targets...)
-			if asJSON {
-				e := json.NewEncoder(g.Stdout)
-				e.SetIndent("", "  ")
-				return e.Encode(r)
-			}
-			_, err := fmt.Fprint(g.Stdout, r.Table())
-			return err
+			return detectRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	return cmd
+}
+
+func detectRun(ctx context.Context, opts *DetectOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var targets []runtime.Target
+	if opts.resolveRoot() == nil {
+		c, err := catalog.Load(opts.ModelsFile, opts.HardwareFile)
+		if err != nil {
+			return err
+		}
+		targets = hardware.Targets(c.Targets)
+	}
+	defer runtime.Shutdown() // the browser probes started Chromium
+	r := hardware.Detect(ctx, targets...)
+	if opts.JSON {
+		e := json.NewEncoder(opts.Stdout)
+		e.SetIndent("", "  ")
+		return e.Encode(r)
+	}
+	_, err := fmt.Fprint(opts.Stdout, r.Table())
+	return err
 }

@@ -21,13 +21,18 @@ type ReportOptions struct {
 	JSON   bool
 }
 
-func newReportCmd(g *Globals) *cobra.Command {
+func newReportCmd(g *Globals, runF func(*ReportOptions) error) *cobra.Command {
 	opts := &ReportOptions{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Print a run's matrix, or with --errors its problems by severity with what to do",
 		Args:  cobra.NoArgs,
-		RunE:  func(*cobra.Command, []string) error { return reportRun(opts) },
+		RunE: func(*cobra.Command, []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return reportRun(opts)
+		},
 	}
 	cmd.Flags().StringVar(&opts.Matrix, "matrix", "", "matrix.json to read (default ROOT/reports/latest/matrix.json)")
 	cmd.Flags().BoolVar(&opts.Errors, "errors", false, "classify every cell that is not a pass: severity, kind, recommendation")

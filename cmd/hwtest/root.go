@@ -30,11 +30,11 @@ func (e *exitError) Error() string { return e.err.Error() }
 
 // Globals are the flags every verb shares.
 type Globals struct {
-	Root     string
-	Models   string
-	Hardware string
-	Stdout   io.Writer
-	Stderr   io.Writer
+	Root         string
+	ModelsFile   string // models.yaml path (--models)
+	HardwareFile string // hardware.yaml path (--hardware)
+	Stdout       io.Writer
+	Stderr       io.Writer
 }
 
 // Run is main without os.Exit, so tests drive the whole CLI.
@@ -66,13 +66,17 @@ func newRootCmd(g *Globals) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cmd.PersistentFlags().StringVar(&g.Root, "root", "", "repository root (default: the nearest parent holding hardware.yaml and go.mod)")
-	cmd.PersistentFlags().StringVar(&g.Models, "models", "", "models catalog (default ROOT/models.yaml)")
-	cmd.PersistentFlags().StringVar(&g.Hardware, "hardware", "", "hardware catalog (default ROOT/hardware.yaml)")
+	addGlobalFlags(cmd, g)
 	cmd.AddCommand(newGenerateCmd(g, nil), newVerifyCmd(g, nil), newRunCmd(g, nil),
-		newFetchCmd(g, nil), newModelsCmd(g, nil), newZooCmd(g),
-		newDetectCmd(g), newCheckCmd(g), newReportCmd(g))
+		newFetchCmd(g, nil), newModelsCmd(g, nil), newZooCmd(g, nil, nil),
+		newDetectCmd(g, nil), newCheckCmd(g, nil), newReportCmd(g, nil))
 	return cmd
+}
+
+func addGlobalFlags(cmd *cobra.Command, g *Globals) {
+	cmd.PersistentFlags().StringVar(&g.Root, "root", "", "repository root (default: the nearest parent holding hardware.yaml and go.mod)")
+	cmd.PersistentFlags().StringVar(&g.ModelsFile, "models", "", "models catalog (default ROOT/models.yaml)")
+	cmd.PersistentFlags().StringVar(&g.HardwareFile, "hardware", "", "hardware catalog (default ROOT/hardware.yaml)")
 }
 
 // resolveRoot fills Root, Models and Hardware from the flags and the working directory.
@@ -90,11 +94,11 @@ func (g *Globals) resolveRoot() error {
 		return err
 	}
 	g.Root = root
-	if g.Models == "" {
-		g.Models = filepath.Join(g.Root, "models.yaml")
+	if g.ModelsFile == "" {
+		g.ModelsFile = filepath.Join(g.Root, "models.yaml")
 	}
-	if g.Hardware == "" {
-		g.Hardware = filepath.Join(g.Root, "hardware.yaml")
+	if g.HardwareFile == "" {
+		g.HardwareFile = filepath.Join(g.Root, "hardware.yaml")
 	}
 	return nil
 }
@@ -105,7 +109,7 @@ func (g *Globals) loadCatalogs() (*catalog.Catalogs, error) {
 	if err := g.resolveRoot(); err != nil {
 		return nil, err
 	}
-	c, err := catalog.Load(relToWD(g.Models), relToWD(g.Hardware))
+	c, err := catalog.Load(relToWD(g.ModelsFile), relToWD(g.HardwareFile))
 	if err != nil {
 		return nil, fmt.Errorf("invalid catalogs:\n%w", err)
 	}

@@ -5,27 +5,34 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/generator"
+	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/runner"
+	"github.com/hwtest/hwtest/runtime"
 )
 
 // RunOptions is what `hwtest run` acts on.
 type RunOptions struct {
 	*Globals
-	Targets    []string
-	Models     []string
+	TargetIDs  []string
+	ModelIDs   []string
 	Timeout    time.Duration
 	ReportsDir string
 	NoGenerate bool
 }
+
+// ExitInterrupted is the shell's status for a command stopped by SIGINT (128 + 2).
+const ExitInterrupted = 130
 
 func newRunCmd(g *Globals, runF func(*RunOptions) error) *cobra.Command {
 	opts := &RunOptions{Globals: g}
@@ -34,17 +41,23 @@ func newRunCmd(g *Globals, runF func(*RunOptions) error) *cobra.Command {
 		Short: "Run every model on every target here and write the compatibility matrix",
 		Long: "Regenerates the suites, builds each family's package once, runs each model's\n" +
 			"specs in a process of its own (a crash or hang is that model's error, the others\n" +
-			"still run) and writes reports/<time>/matrix.md and matrix.json, and reports/latest.",
+			"still run) and writes reports/<run id>/matrix.md and matrix.json, and points\n" +
+			"reports/latest at it. Each run has a folder of its own, so runs may overlap.\n" +
+			"SIGINT or SIGTERM stops the running model (its unfinished cells say\n" +
+			"\"interrupted\"), writes the matrix of what finished and exits 130.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Timeout <= 0 {
+				return fmt.Errorf("--timeout %v: want a positive duration such as 10m", opts.Timeout)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
 			return runRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringSliceVar(&opts.Targets, "target", nil, "only these targets (repeatable); default all")
-	cmd.Flags().StringSliceVar(&opts.Models, "model", nil, "only these models (repeatable); default all")
+	cmd.Flags().StringSliceVar(&opts.TargetIDs, "target", nil, "only these targets (repeatable); default all")
+	cmd.Flags().StringSliceVar(&opts.ModelIDs, "model", nil, "only these models (repeatable); default all")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "per-model process timeout")
 	cmd.Flags().StringVar(&opts.ReportsDir, "reports", "", "reports folder (default ROOT/reports)")
 	cmd.Flags().BoolVar(&opts.NoGenerate, "no-generate", false, "run generated/ as it is, without regenerating")
@@ -54,6 +67,13 @@ func newRunCmd(g *Globals, runF func(*RunOptions) error) *cobra.Command {
 func runRun(ctx context.Context, opts *RunOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	// The suites read these; a bad value is one error now, not one per cell later.
+	if _, err := runtime.MeasureTime(); err != nil {
+		return err
+	}
+	if _, err := runtime.RunTimeout(); err != nil {
+		return err
 	}
 	c, err := opts.loadCatalogs()
 	if err != nil {
@@ -66,17 +86,17 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	for _, t := range c.Targets {
 		targetIDs = append(targetIDs, t.ID)
 	}
-	for _, id := range opts.Models {
+	for _, id := range opts.ModelIDs {
 		if !slices.Contains(modelIDs, id) {
-			return fmt.Errorf("--model %q is not in %s%s", id, relToWD(opts.Globals.Models), catalog.DidYouMean(id, modelIDs))
+			return fmt.Errorf("--model %q is not in %s%s", id, relToWD(opts.ModelsFile), catalog.DidYouMean(id, modelIDs))
 		}
 	}
 	var labels []string
-	for _, id := range opts.Targets {
+	for _, id := range opts.TargetIDs {
 		if !slices.Contains(targetIDs, id) {
-			return fmt.Errorf("--target %q is not in %s%s", id, relToWD(opts.Hardware), catalog.DidYouMean(id, targetIDs))
+			return fmt.Errorf("--target %q is not in %s%s", id, relToWD(opts.HardwareFile), catalog.DidYouMean(id, targetIDs))
 		}
-		labels = append(labels, "hw:"+id)
+		labels = append(labels, result.TargetLabel(id))
 	}
 	if !opts.NoGenerate {
 		files, err := generator.Generate(c)
@@ -91,25 +111,39 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if reports == "" {
 		reports = filepath.Join(opts.Root, "reports")
 	}
-	stamp := time.Now().UTC().Format("20060102T150405Z")
-	out := filepath.Join(reports, stamp)
+	id, out, err := runner.NewRunDir(reports)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Stderr, "run id: %s\n", id)
+
+	// SIGINT and SIGTERM cancel ctx: the runner stops the running suite and still
+	// writes what finished. A second signal, once the first is being handled, kills
+	// hwtest outright (the suites die with it: Pdeathsig).
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	res, err := runner.Run(ctx, runner.Options{
-		Root: opts.Root, Catalogs: c, OutDir: out, Timeout: opts.Timeout,
-		LabelFilter: strings.Join(labels, " || "), Models: opts.Models, Targets: opts.Targets,
+		Root: opts.Root, Catalogs: c, RunID: id, OutDir: out, Timeout: opts.Timeout,
+		LabelFilter: strings.Join(labels, " || "), ModelIDs: opts.ModelIDs, TargetIDs: opts.TargetIDs,
 		Env: []string{"HWTEST_CATALOG_COMMIT=" + catalogCommit(opts.Root), "HWTEST_CODE_COMMIT=" + codeCommit(opts.Root)},
 		Log: opts.Stderr,
 	})
 	if err != nil {
-		return err
-	}
-	latest := filepath.Join(reports, "latest")
-	os.Remove(latest)
-	if err := os.Symlink(stamp, latest); err != nil {
+		os.RemoveAll(out) // nothing ran: no folder of a run that did not happen
 		return err
 	}
 	fmt.Fprintf(opts.Stdout, "%s\n", res.Matrix.SummaryLine())
 	fmt.Fprintf(opts.Stdout, "matrix: %s\n        %s\n", relToWD(filepath.Join(out, "matrix.md")), relToWD(filepath.Join(out, "matrix.json")))
-	return nil
+	if res.Interrupted {
+		// latest stays on the last run that finished: a partial matrix is kept in
+		// its own folder but does not replace a whole one.
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("run %s interrupted: the matrix holds the cells that finished", id)}
+	}
+	return runner.LinkLatest(reports, id)
 }
 
 // codeCommit is the checkout's HEAD, "+dirty" with uncommitted changes; "" outside git.

@@ -13,15 +13,20 @@ import (
 	"github.com/hwtest/hwtest/zoo"
 )
 
-// ZooOptions is what `hwtest zoo` acts on.
-type ZooOptions struct {
+// ZooListOptions is what `hwtest zoo list` acts on.
+type ZooListOptions struct {
 	*Globals
-	Dir     string
-	Perturb bool
 }
 
-func newZooCmd(g *Globals) *cobra.Command {
-	opts := &ZooOptions{Globals: g}
+// ZooBuildOptions is what `hwtest zoo build` acts on.
+type ZooBuildOptions struct {
+	*Globals
+	Names  []string // zoo models to build; all when empty
+	Dir    string
+	Broken bool // the deliberately broken variants
+}
+
+func newZooCmd(g *Globals, listF func(*ZooListOptions) error, buildF func(*ZooBuildOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "zoo",
 		Short: "The tiny random-weight models hwtest builds itself",
@@ -30,37 +35,58 @@ func newZooCmd(g *Globals) *cobra.Command {
 			"family has real models here. They stand in (as fixture: tiny-random) for exports\n" +
 			"that cannot be downloaded.",
 	}
-	list := &cobra.Command{
+	cmd.AddCommand(newZooListCmd(g, listF), newZooBuildCmd(g, buildF))
+	return cmd
+}
+
+func newZooListCmd(g *Globals, runF func(*ZooListOptions) error) *cobra.Command {
+	opts := &ZooListOptions{Globals: g}
+	return &cobra.Command{
 		Use:   "list",
 		Short: "List the zoo models",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			tw := tabwriter.NewWriter(opts.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tFAMILY\tARCHITECTURE\tPARAMS\tDESCRIPTION")
-			for _, name := range zoo.Names() {
-				_, info, err := zoo.Build(name)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, info.Family, info.Architecture, result.HumanCount(info.Params), info.Description)
+			if runF != nil {
+				return runF(opts)
 			}
-			return tw.Flush()
+			return zooList(opts)
 		},
 	}
-	build := &cobra.Command{
+}
+
+func zooList(opts *ZooListOptions) error {
+	tw := tabwriter.NewWriter(opts.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tFAMILY\tARCHITECTURE\tPARAMS\tDESCRIPTION")
+	for _, name := range zoo.Names() {
+		_, info, err := zoo.Build(name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, info.Family, info.Architecture, result.HumanCount(info.Params), info.Description)
+	}
+	return tw.Flush()
+}
+
+func newZooBuildCmd(g *Globals, runF func(*ZooBuildOptions) error) *cobra.Command {
+	opts := &ZooBuildOptions{Globals: g}
+	cmd := &cobra.Command{
 		Use:   "build [NAME...]",
 		Short: "Build zoo models into .hwtest/models/zoo (or --dir); all when no name is given",
 		RunE: func(_ *cobra.Command, names []string) error {
-			return zooBuild(opts, names)
+			opts.Names = names
+			if runF != nil {
+				return runF(opts)
+			}
+			return zooBuild(opts)
 		},
 	}
-	build.Flags().StringVar(&opts.Dir, "dir", "", "output folder (default ROOT/.hwtest/models/zoo)")
-	build.Flags().BoolVar(&opts.Perturb, "broken", false, "build the deliberately broken variants (NAME.broken.onnx) the family checks must catch")
-	cmd.AddCommand(list, build)
+	cmd.Flags().StringVar(&opts.Dir, "dir", "", "output folder (default ROOT/.hwtest/models/zoo)")
+	cmd.Flags().BoolVar(&opts.Broken, "broken", false, "build the deliberately broken variants (NAME.broken.onnx) the family checks must catch")
 	return cmd
 }
 
-func zooBuild(opts *ZooOptions, names []string) error {
+func zooBuild(opts *ZooBuildOptions) error {
+	names := opts.Names
 	if opts.Dir == "" {
 		if err := opts.resolveRoot(); err != nil {
 			return err
@@ -74,12 +100,12 @@ func zooBuild(opts *ZooOptions, names []string) error {
 		return err
 	}
 	for _, name := range names {
-		b, info, err := zoo.BuildWith(name, zoo.Options{Perturb: opts.Perturb})
+		b, info, err := zoo.BuildWith(name, zoo.Options{Perturb: opts.Broken})
 		if err != nil {
 			return err
 		}
 		file := name + ".onnx"
-		if opts.Perturb {
+		if opts.Broken {
 			file = name + ".broken.onnx"
 		}
 		path := filepath.Join(opts.Dir, file)

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// Flag parsing of every verb, in cli/cli's TestNewCmd style: the verb's runF hook
+// receives the options the arguments parsed into, and nothing runs.
+
+// parseVerb executes verb under a root with the global flags; the verb's runF
+// stores its options.
+func parseVerb(g *Globals, verb *cobra.Command, args string) error {
+	root := &cobra.Command{Use: "hwtest", SilenceUsage: true, SilenceErrors: true}
+	addGlobalFlags(root, g)
+	root.AddCommand(verb)
+	root.SetArgs(strings.Fields(args))
+	root.SetOut(io.Discard)
+	root.SetErr(io.Discard)
+	return root.Execute()
+}
+
+// flagCase is one command line: the options it must parse into, or an error
+// containing wantErr.
+type flagCase[O any] struct {
+	name    string
+	args    string
+	want    O
+	wantErr string
+}
+
+// testVerb runs the cases through a verb built by newCmd. The options must carry
+// the command's *Globals (TestNewCmdGlobals checks what they hold); the rest is
+// compared with the case's.
+func testVerb[O any](t *testing.T, cases []flagCase[O], newCmd func(g *Globals, runF func(*O) error) *cobra.Command) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &Globals{}
+			var got *O
+			err := parseVerb(g, newCmd(g, func(o *O) error { got = o; return nil }), tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("%q: error %v, want one containing %q", tc.args, err, tc.wantErr)
+				}
+				if got != nil {
+					t.Errorf("%q: runF ran despite the error", tc.args)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%q: %v", tc.args, err)
+			}
+			if got == nil {
+				t.Fatalf("%q: runF was not called", tc.args)
+			}
+			globals := reflect.ValueOf(got).Elem().FieldByName("Globals")
+			if globals.Interface() != g {
+				t.Errorf("%q: the options do not carry the globals", tc.args)
+			}
+			globals.Set(reflect.Zero(globals.Type()))
+			if !reflect.DeepEqual(*got, tc.want) {
+				t.Errorf("%q:\n got %+v\nwant %+v", tc.args, *got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNewCmdRun(t *testing.T) {
+	testVerb(t, []flagCase[RunOptions]{
+		{name: "defaults", args: "run", want: RunOptions{Timeout: 10 * time.Minute}},
+		{name: "filters", args: "run --model a --model b,c --target cpu --timeout 90s --reports /r --no-generate",
+			want: RunOptions{ModelIDs: []string{"a", "b", "c"}, TargetIDs: []string{"cpu"}, Timeout: 90 * time.Second, ReportsDir: "/r", NoGenerate: true}},
+		{name: "zero timeout", args: "run --timeout 0s", wantErr: "--timeout 0s: want a positive duration"},
+		{name: "negative timeout", args: "run --timeout -1m", wantErr: "--timeout -1m0s: want a positive duration"},
+		{name: "bad timeout", args: "run --timeout banana", wantErr: `invalid argument "banana"`},
+		{name: "argument", args: "run vad", wantErr: `unknown command "vad"`},
+		{name: "unknown flag", args: "run --modle a", wantErr: "unknown flag: --modle"},
+	}, newRunCmd)
+}
+
+func TestNewCmdGenerate(t *testing.T) {
+	testVerb(t, []flagCase[GenerateOptions]{
+		{name: "defaults", args: "generate", want: GenerateOptions{}},
+		{name: "dry run", args: "generate --dry-run", want: GenerateOptions{DryRun: true}},
+		{name: "argument", args: "generate x", wantErr: `unknown command "x"`},
+		{name: "unknown flag", args: "generate --dryrun", wantErr: "unknown flag: --dryrun"},
+	}, newGenerateCmd)
+}
+
+func TestNewCmdVerify(t *testing.T) {
+	testVerb(t, []flagCase[VerifyOptions]{
+		{name: "defaults", args: "verify", want: VerifyOptions{}},
+		{name: "quiet", args: "verify -q", want: VerifyOptions{Quiet: true}},
+		{name: "bad bool", args: "verify --quiet=maybe", wantErr: `invalid argument "maybe"`},
+	}, newVerifyCmd)
+}
+
+func TestNewCmdFetch(t *testing.T) {
+	testVerb(t, []flagCase[FetchOptions]{
+		{name: "defaults", args: "fetch", want: FetchOptions{}},
+		{name: "hf", args: "fetch --hf", want: FetchOptions{HF: true}},
+		{name: "argument", args: "fetch vad", wantErr: `unknown command "vad"`},
+	}, newFetchCmd)
+}
+
+func TestNewCmdModels(t *testing.T) {
+	testVerb(t, []flagCase[ModelsOptions]{
+		{name: "defaults", args: "models", want: ModelsOptions{}},
+		{name: "unknown flag", args: "models --json", wantErr: "unknown flag: --json"},
+	}, newModelsCmd)
+}
+
+func TestNewCmdDetect(t *testing.T) {
+	testVerb(t, []flagCase[DetectOptions]{
+		{name: "defaults", args: "detect", want: DetectOptions{}},
+		{name: "json", args: "detect --json", want: DetectOptions{JSON: true}},
+		{name: "argument", args: "detect cpu", wantErr: `unknown command "cpu"`},
+	}, newDetectCmd)
+}
+
+func TestNewCmdCheck(t *testing.T) {
+	testVerb(t, []flagCase[CheckOptions]{
+		{name: "catalog id", args: "check silero-vad-v5", want: CheckOptions{Model: "silero-vad-v5"}},
+		{name: "providers", args: "check zoo:tiny-bert --provider CUDAExecutionProvider --provider WebGPU --json",
+			want: CheckOptions{Model: "zoo:tiny-bert", Providers: []string{"CUDAExecutionProvider", "WebGPU"}, JSON: true}},
+		{name: "no model", args: "check", wantErr: "accepts 1 arg(s), received 0"},
+		{name: "two models", args: "check a b", wantErr: "accepts 1 arg(s), received 2"},
+	}, newCheckCmd)
+}
+
+func TestNewCmdReport(t *testing.T) {
+	testVerb(t, []flagCase[ReportOptions]{
+		{name: "defaults", args: "report", want: ReportOptions{}},
+		{name: "errors as json", args: "report --matrix m.json --errors --json", want: ReportOptions{Matrix: "m.json", Errors: true, JSON: true}},
+		{name: "argument", args: "report m.json", wantErr: `unknown command "m.json"`},
+	}, newReportCmd)
+}
+
+func TestNewCmdZoo(t *testing.T) {
+	zooList := func(g *Globals, runF func(*ZooListOptions) error) *cobra.Command {
+		return newZooCmd(g, runF, nil)
+	}
+	testVerb(t, []flagCase[ZooListOptions]{
+		{name: "list", args: "zoo list", want: ZooListOptions{}},
+		{name: "list argument", args: "zoo list x", wantErr: `unknown command "x"`},
+	}, zooList)
+	zooBuild := func(g *Globals, runF func(*ZooBuildOptions) error) *cobra.Command {
+		return newZooCmd(g, nil, runF)
+	}
+	testVerb(t, []flagCase[ZooBuildOptions]{
+		{name: "build all", args: "zoo build", want: ZooBuildOptions{Names: []string{}}},
+		{name: "build some", args: "zoo build tiny-bert tiny-clap --dir /d --broken",
+			want: ZooBuildOptions{Names: []string{"tiny-bert", "tiny-clap"}, Dir: "/d", Broken: true}},
+		{name: "unknown flag", args: "zoo build --perturb", wantErr: "unknown flag: --perturb"},
+	}, zooBuild)
+}
+
+// The global flags reach every verb's options, under names that say they are files.
+func TestNewCmdGlobals(t *testing.T) {
+	g := &Globals{}
+	var got *RunOptions
+	err := parseVerb(g, newRunCmd(g, func(o *RunOptions) error { got = o; return nil }),
+		"run --root /repo --models /c/m.yaml --hardware /c/h.yaml --model vad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Root != "/repo" || got.ModelsFile != "/c/m.yaml" || got.HardwareFile != "/c/h.yaml" || !reflect.DeepEqual(got.ModelIDs, []string{"vad"}) {
+		t.Errorf("got %+v %+v", *got.Globals, *got)
+	}
+}
