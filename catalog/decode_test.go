@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -168,5 +169,28 @@ func TestDidYouMean(t *testing.T) {
 	// A swap of neighbours is one edit: "cdua" is cuda, not cpu.
 	if got := didYouMean("cdua", []string{"cpu", "cuda"}); got != ` (did you mean "cuda"?)` {
 		t.Errorf("didYouMean(cdua) = %q", got)
+	}
+}
+
+func TestCheckLabel(t *testing.T) {
+	for _, ok := range append([]string{"smoke", "v1.2_beta-3", "silero-vad-v5", "Ünïcode"}, Families...) {
+		if err := CheckLabel(ok); err != nil {
+			t.Errorf("CheckLabel(%q): %v", ok, err)
+		}
+	}
+	for bad, want := range map[string]string{
+		"":         "an empty string",
+		"a&&b":     `'&' is an operator`,
+		"a b":      "(U+0020)",
+		"a\tb":     "(U+0009)",
+		"a\u00a0b": "(U+00A0)",
+		"k:v":      `':' is an operator`,
+		`"q"`:      `'"' is an operator`,
+		"re/x":     `'/' is an operator`,
+		"~x":       `'~' is an operator`,
+	} {
+		if err := CheckLabel(bad); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckLabel(%q) = %v, want it to say %s", bad, err, want)
+		}
 	}
 }

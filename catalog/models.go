@@ -168,6 +168,11 @@ func (d *decoder) model(i int, n *yaml.Node) (m Model, idNode *yaml.Node) {
 				d.errorf(nodes[j], "%s: duplicate tag %q", ctx, t)
 				continue
 			}
+			// A tag becomes the label tag:NAME, which --label-filter must be able to select.
+			if err := CheckLabel(t); err != nil {
+				d.errorf(nodes[j], "%s: tag %v", ctx, err)
+				continue
+			}
 			seen[t] = true
 			m.Tags = append(m.Tags, t)
 		}
