@@ -53,7 +53,7 @@ func ResolveIn(root string, m Model) (ResolvedModel, error) {
 		return ResolvedModel{}, err
 	}
 	if m.SHA256 != "" && sum != m.SHA256 {
-		return ResolvedModel{}, fmt.Errorf("model %q: %s has sha256 %s, models.yaml pins %s: either the file is corrupt or truncated (delete it and run `make setup`) or the pin in models.yaml is wrong (update its sha256)", m.ID, rel(root, path), sum, m.SHA256)
+		return ResolvedModel{}, fmt.Errorf("model %q: %s has sha256 %s, models.yaml pins %s: %s", m.ID, rel(root, path), sum, m.SHA256, sources.MismatchAdvice(src, sum))
 	}
 	return ResolvedModel{Path: path, SHA256: sum}, nil
 }

@@ -51,7 +51,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src catalog.Source, wantSHA256 stri
 		if _, err := os.Stat(dst); err != nil {
 			return "", err
 		}
-		return dst, verify(dst, wantSHA256)
+		return dst, verify(src, dst, wantSHA256)
 	case "zoo":
 		if f.Build == nil {
 			return "", fmt.Errorf("%s: no zoo builder", src)
@@ -156,7 +156,7 @@ func WriteAtomic(dst string, data []byte) error {
 	return os.Rename(tmp.Name(), dst)
 }
 
-func verify(path, want string) error {
+func verify(src catalog.Source, path, want string) error {
 	if want == "" {
 		return nil
 	}
@@ -165,9 +165,25 @@ func verify(path, want string) error {
 		return err
 	}
 	if got != want {
-		return fmt.Errorf("%s has sha256 %s, the catalog pins %s", path, got, want)
+		return fmt.Errorf("%s has sha256 %s, the catalog pins %s: %s", path, got, want, MismatchAdvice(src, got))
 	}
 	return nil
+}
+
+// MismatchAdvice says what to do about a model file whose sha256 is got where the
+// catalog pins another. Fetching again helps only a file hwtest fetched or built;
+// a file: source is the user's own, which nothing can fetch again.
+func MismatchAdvice(src catalog.Source, got string) string {
+	pinWrong := "; if the pin is what is wrong, update sha256 in models.yaml to " + got
+	switch src.Scheme {
+	case "file":
+		return "the file changed since models.yaml pinned it: restore it (git checkout, or copy it back), or if the change is meant, update sha256 in models.yaml to " + got
+	case "hf":
+		return "it is corrupt, truncated or replaced: delete it and run `hwtest fetch --hf` to download it again" + pinWrong
+	case "zoo":
+		return "it is corrupt, truncated or replaced: delete it and run `make setup` (or `hwtest fetch`) to build it again" + pinWrong
+	}
+	return "it is corrupt, truncated or replaced: delete it and run `make setup` (or `hwtest fetch`) to fetch it again" + pinWrong
 }
 
 func fileSum(path string) (string, error) {

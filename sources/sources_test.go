@@ -124,3 +124,18 @@ func TestFetchZoo(t *testing.T) {
 		t.Errorf("got %q", b)
 	}
 }
+
+// A file: source with the wrong sha256 cannot be fetched again: the message says
+// to restore it or update the pin, with both sums.
+func TestFetchFileMismatchAdvice(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "m.onnx"), []byte("changed"), 0o644)
+	src, _ := Parse("file:m.onnx")
+	pin := strings.Repeat("0", 64)
+	_, err := (&Fetcher{Root: root}).Fetch(context.Background(), src, pin)
+	got := sum([]byte("changed"))
+	if err == nil || !strings.Contains(err.Error(), "restore it") || !strings.Contains(err.Error(), "update sha256 in models.yaml to "+got) ||
+		!strings.Contains(err.Error(), pin) || strings.Contains(err.Error(), "make setup") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -1,0 +1,53 @@
+package runtime
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hwtest/hwtest/sources"
+)
+
+// A sha256 mismatch says what to do for the kind of source: `make setup` can
+// fetch npm:, zoo: and hf: files again, but never a file: one.
+func TestResolveSHA256MismatchAdvice(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("HF_HUB_CACHE", filepath.Join(root, "hub"))
+	pin := strings.Repeat("0", 64)
+	for _, c := range []struct {
+		source string
+		want   []string
+		never  string
+	}{
+		{"file:m.onnx", []string{"the file changed since models.yaml pinned it", "restore it", "update sha256"}, "make setup"},
+		{"npm:@scope/pkg@1.0.0/m.onnx", []string{"delete it and run `make setup` (or `hwtest fetch`) to fetch it again", "if the pin is what is wrong, update sha256"}, ""},
+		{"zoo:tiny", []string{"delete it and run `make setup` (or `hwtest fetch`) to build it again"}, ""},
+		{"hf:org/repo/m.onnx@abc", []string{"delete it and run `hwtest fetch --hf`"}, "make setup"},
+	} {
+		src, err := sources.Parse(c.source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := sources.LocalPath(root, src)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte("not the pinned bytes"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := sources.SHA256(path)
+		_, err = ResolveIn(root, Model{ID: "m", Source: c.source, SHA256: pin})
+		if err == nil {
+			t.Errorf("%s: a wrong sha256 was accepted", c.source)
+			continue
+		}
+		msg := err.Error()
+		for _, w := range append(c.want, "has sha256 "+got, "models.yaml pins "+pin) {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: %s\nwant it to contain %q", c.source, msg, w)
+			}
+		}
+		if c.never != "" && strings.Contains(msg, c.never) {
+			t.Errorf("%s: %s\nadvises %q, which cannot help", c.source, msg, c.never)
+		}
+	}
+}
