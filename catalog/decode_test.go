@@ -17,6 +17,13 @@ func TestValidDecodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir, err := filepath.Abs("testdata/valid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ModelsDir != dir {
+		t.Errorf("ModelsDir = %q, want %q (absolute)", c.ModelsDir, dir)
+	}
 	vad, ok := c.Model("silero-vad-v5")
 	if !ok {
 		t.Fatal("no model silero-vad-v5")
@@ -37,6 +44,7 @@ func TestValidDecodes(t *testing.T) {
 		Tags:      []string{"vad", "real"},
 		Tier:      "tiny",
 		Line:      3, Column: 5,
+		Dir: dir,
 	}
 	if diff := cmp.Diff(want, vad); diff != "" {
 		t.Errorf("silero-vad-v5 (-want +got):\n%s", diff)
@@ -53,7 +61,7 @@ func TestValidDecodes(t *testing.T) {
 	if mamba.Tolerance == nil || *mamba.Tolerance != (Tolerance{RTol: 1e-2, ATol: 1e-3}) {
 		t.Errorf("aliased tolerance = %v", mamba.Tolerance)
 	}
-	if p, ok := c.FilePath(mamba.Source); !ok || p != filepath.Join("testdata", "shared", "tiny-mamba.onnx") {
+	if p, ok := c.FilePath(mamba.Source); !ok || p != filepath.Join(dir, "..", "shared", "tiny-mamba.onnx") {
 		t.Errorf("FilePath(%q) = %q, %v", mamba.Source, p, ok)
 	}
 	if _, ok := c.FilePath(vad.Source); ok {
@@ -192,5 +200,18 @@ func TestCheckLabel(t *testing.T) {
 		if err := CheckLabel(bad); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("CheckLabel(%q) = %v, want it to say %s", bad, err, want)
 		}
+	}
+}
+
+// Parse reads no file: the catalog's folder is as its name gives it.
+func TestParseModelsDirAsGiven(t *testing.T) {
+	c, err := Parse(filepath.Join("some", "dir", "models.yaml"), readFile(t, "testdata/valid/models.yaml"),
+		"hardware.yaml", readFile(t, "testdata/valid/hardware.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join("some", "dir")
+	if c.ModelsDir != want || c.Models[0].Dir != want {
+		t.Errorf("ModelsDir %q, first model's Dir %q, want %q", c.ModelsDir, c.Models[0].Dir, want)
 	}
 }

@@ -15,7 +15,25 @@ func Load(modelsPath, hardwarePath string) (*Catalogs, error) {
 	if err := errors.Join(errM, errH); err != nil {
 		return nil, fmt.Errorf("read catalogs: %w", err)
 	}
-	return parse(models, hardware)
+	c, err := parse(models, hardware)
+	if err != nil {
+		return nil, err
+	}
+	// Absolute, since suites run in their package folders: a file: source must not
+	// depend on where the command that loaded the catalog was started.
+	dir, err := filepath.Abs(c.ModelsDir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", modelsPath, err)
+	}
+	c.setModelsDir(dir)
+	return c, nil
+}
+
+func (c *Catalogs) setModelsDir(dir string) {
+	c.ModelsDir = dir
+	for i := range c.Models {
+		c.Models[i].Dir = dir
+	}
 }
 
 // catalogFile is one catalog's text, named for messages. size is the file's size,
@@ -75,7 +93,9 @@ func parse(m, h catalogFile) (*Catalogs, error) {
 	if len(all) > 0 {
 		return nil, errors.Join(all...)
 	}
-	return &Catalogs{Models: models, Targets: targets, ModelsFile: m.name, HardwareFile: h.name}, nil
+	c := &Catalogs{Models: models, Targets: targets, ModelsFile: m.name, HardwareFile: h.name}
+	c.setModelsDir(filepath.Dir(m.name))
+	return c, nil
 }
 
 // Target returns the target with the given id.
@@ -124,5 +144,5 @@ func (c *Catalogs) FilePath(source string) (string, bool) {
 	if err != nil || src.Scheme != "file" {
 		return "", false
 	}
-	return filepath.Join(filepath.Dir(c.ModelsFile), filepath.FromSlash(src.Path)), true
+	return filepath.Join(c.ModelsDir, filepath.FromSlash(src.Path)), true
 }

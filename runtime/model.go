@@ -12,6 +12,11 @@ type Model struct {
 	Inputs       map[string]Input
 	Outputs      Outputs
 	Tolerance    *Tolerance // overrides the target's when set
+
+	// CatalogDir is the folder of the models.yaml naming the model, which a file:
+	// source is relative to: relative to the repository root ("" is the root), or
+	// absolute for a catalog outside it (see sources.CatalogDir).
+	CatalogDir string
 }
 
 // Input overrides what would be synthesised from the model's input metadata.

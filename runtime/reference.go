@@ -32,13 +32,13 @@ func ResolveIn(root string, m Model) (ResolvedModel, error) {
 	if err != nil {
 		return ResolvedModel{}, fmt.Errorf("model %q: %w", m.ID, err)
 	}
-	path := sources.LocalPath(root, src)
+	path := sources.LocalPath(root, m.CatalogDir, src)
 	if !fileExists(path) && m.Fixture != "" {
 		fx, err := sources.Parse(m.Fixture)
 		if err != nil {
 			return ResolvedModel{}, fmt.Errorf("model %q: fixture: %w", m.ID, err)
 		}
-		fpath := sources.LocalPath(root, fx)
+		fpath := sources.LocalPath(root, m.CatalogDir, fx)
 		if !fileExists(fpath) {
 			return ResolvedModel{}, fmt.Errorf("model %q: neither %s nor its fixture %s is on this machine: run `make setup`", m.ID, path, fpath)
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/layout"
 	"github.com/hwtest/hwtest/sources"
 )
 
@@ -29,7 +31,7 @@ func TestResolveSHA256MismatchAdvice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := sources.LocalPath(root, src)
+		path := sources.LocalPath(root, "", src)
 		os.MkdirAll(filepath.Dir(path), 0o755)
 		if err := os.WriteFile(path, []byte("not the pinned bytes"), 0o644); err != nil {
 			t.Fatal(err)
@@ -50,4 +52,48 @@ func TestResolveSHA256MismatchAdvice(t *testing.T) {
 			t.Errorf("%s: %s\nadvises %q, which cannot help", c.source, msg, c.never)
 		}
 	}
+}
+
+// A file: source is relative to the folder of the models.yaml that names it, as
+// documented, even when that catalog lives outside the repository.
+func TestResolveFileSourceAgainstCatalogFolder(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	hardware := filepath.Join(repoRoot(t), "hardware.yaml")
+	catalogDir := filepath.Join(elsewhere, "catalogs")
+	os.MkdirAll(filepath.Join(catalogDir, "models"), 0o755)
+	models := filepath.Join(catalogDir, "models.yaml")
+	os.WriteFile(models, []byte("models:\n  - {id: mine, family: vision, task: t, source: \"file:models/mine.onnx\"}\n"), 0o644)
+	want := filepath.Join(catalogDir, "models", "mine.onnx")
+	os.WriteFile(want, []byte("onnx bytes"), 0o644)
+	// The same relative path under the root must not be what is found.
+	os.MkdirAll(filepath.Join(root, "models"), 0o755)
+	os.WriteFile(filepath.Join(root, "models", "mine.onnx"), []byte("the wrong file"), 0o644)
+
+	// Named relative to the working directory, as the CLI names catalogs.
+	t.Chdir(elsewhere)
+	c, err := catalog.Load(filepath.Join("catalogs", "models.yaml"), hardware)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, err := ResolveIn(root, FromCatalog(c.Models[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rm.Path != want {
+		t.Errorf("file:models/mine.onnx resolved to %s, want %s (next to the catalog)", rm.Path, want)
+	}
+}
+
+// repoRoot is this repository's root, for its real hardware.yaml.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := layout.RootAbove(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }

@@ -33,7 +33,7 @@ var Invariants = map[string]Invariant{
 func FromCatalog(m catalog.Model) Model {
 	out := Model{
 		ID: m.ID, Family: m.Family, Architecture: m.Architecture,
-		Source: m.Source, SHA256: m.SHA256, Fixture: m.Fixture,
+		Source: m.Source, CatalogDir: m.Dir, SHA256: m.SHA256, Fixture: m.Fixture,
 		Outputs: Outputs{
 			Primary: m.Outputs.Primary, State: m.Outputs.State, StateIn: m.Outputs.StateIn,
 			Probabilities: m.Outputs.Probabilities, Distribution: m.Outputs.Distribution,

@@ -26,8 +26,11 @@ type Builder func(name string) ([]byte, error)
 
 // Fetcher puts model files where LocalPath says they are.
 type Fetcher struct {
-	Root  string
-	Build Builder
+	Root string
+	// CatalogDir is the folder of the models.yaml whose sources are fetched; file:
+	// sources are relative to it (see LocalPath).
+	CatalogDir string
+	Build      Builder
 	// Npm is the npm executable; "npm" from PATH by default.
 	Npm string
 	Log io.Writer
@@ -38,7 +41,7 @@ type Fetcher struct {
 // replaced. Files appear atomically (write to a temp file, then rename), so an
 // interrupted fetch never leaves a truncated model behind.
 func (f *Fetcher) Fetch(ctx context.Context, src catalog.Source, wantSHA256 string) (string, error) {
-	dst := LocalPath(f.Root, src)
+	dst := LocalPath(f.Root, f.CatalogDir, src)
 	if wantSHA256 != "" {
 		if sum, err := fileSum(dst); err == nil && sum == wantSHA256 {
 			return dst, nil
