@@ -45,7 +45,10 @@ func ResolveIn(root string, m Model) (ResolvedModel, error) {
 		sum, err := fileSHA256(fpath)
 		return ResolvedModel{Path: fpath, SHA256: sum, Fixture: "tiny-random"}, err
 	}
-	if !fileExists(path) {
+	switch {
+	case !fileExists(path) && src.Scheme == "file":
+		return ResolvedModel{}, fmt.Errorf("model %q: %s is missing: nothing fetches a file: source; put the model there, or fix the path (it is relative to the folder of the models.yaml naming it)", m.ID, rel(root, path))
+	case !fileExists(path):
 		return ResolvedModel{}, fmt.Errorf("model %q: %s is missing: run `make setup` (it fetches %s)", m.ID, rel(root, path), m.Source)
 	}
 	sum, err := fileSHA256(path)
