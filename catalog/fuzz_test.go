@@ -39,9 +39,20 @@ func FuzzParse(f *testing.F) {
 			if _, ok := c.Target(ReferenceTarget); !ok {
 				t.Fatalf("catalogs without the %q target were accepted", ReferenceTarget)
 			}
+			// Every value that becomes a label must generate: see CheckLabel.
+			var labels []string
 			for _, m := range c.Models {
 				if idProblem("id", m.ID) != "" {
 					t.Fatalf("model with bad id %q was accepted", m.ID)
+				}
+				labels = append(append(labels, m.ID, m.Family), m.Tags...)
+			}
+			for _, tg := range c.Targets {
+				labels = append(labels, tg.ID)
+			}
+			for _, l := range labels {
+				if err := CheckLabel(l); err != nil {
+					t.Fatalf("accepted a catalog with a label the generator refuses: %v", err)
 				}
 			}
 			return

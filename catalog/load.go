@@ -3,28 +3,86 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
 
 // Load reads and validates both catalogs. Messages name the files as given.
 func Load(modelsPath, hardwarePath string) (*Catalogs, error) {
-	models, errM := os.ReadFile(modelsPath)
-	hardware, errH := os.ReadFile(hardwarePath)
+	models, errM := readCatalog(modelsPath)
+	hardware, errH := readCatalog(hardwarePath)
 	if err := errors.Join(errM, errH); err != nil {
 		return nil, fmt.Errorf("read catalogs: %w", err)
 	}
-	return Parse(modelsPath, models, hardwarePath, hardware)
+	c, err := parse(models, hardware)
+	if err != nil {
+		return nil, err
+	}
+	// Absolute, since suites run in their package folders: a file: source must not
+	// depend on where the command that loaded the catalog was started.
+	dir, err := filepath.Abs(c.ModelsDir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", modelsPath, err)
+	}
+	c.setModelsDir(dir)
+	return c, nil
+}
+
+func (c *Catalogs) setModelsDir(dir string) {
+	c.ModelsDir = dir
+	for i := range c.Models {
+		c.Models[i].Dir = dir
+	}
+}
+
+// catalogFile is one catalog's text, named for messages. size is the file's size,
+// which for a file too large to be a catalog is more than the text read (none).
+type catalogFile struct {
+	name string
+	data []byte
+	size int64
+}
+
+// readCatalog reads a file, unless it is larger than a catalog may be: then only
+// its size, for parse to report, so a wrong path to a huge file costs nothing.
+func readCatalog(path string) (catalogFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return catalogFile{}, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return catalogFile{}, err
+	}
+	if info.Size() > maxFileBytes {
+		return catalogFile{name: path, size: info.Size()}, nil
+	}
+	// A file that grows while read (or a pipe, whose size is 0) still stops at the limit.
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	return catalogFile{name: path, data: data, size: max(info.Size(), int64(len(data)))}, err
 }
 
 // Parse decodes and validates both catalogs from memory; it reads no file, so the
 // file: sources are checked for syntax only. On failure the error joins every
 // *Error found, models file first, each file's in order of position.
 func Parse(modelsName string, modelsData []byte, hardwareName string, hardwareData []byte) (*Catalogs, error) {
-	md := &decoder{file: modelsName}
-	models := md.models(md.topLevel(md.document(modelsData), "models", "models"))
-	hd := &decoder{file: hardwareName}
-	targets := hd.targets(hd.topLevel(hd.document(hardwareData), "targets", "hardware targets"))
+	return parse(catalogFile{modelsName, modelsData, int64(len(modelsData))},
+		catalogFile{hardwareName, hardwareData, int64(len(hardwareData))})
+}
+
+func parse(m, h catalogFile) (*Catalogs, error) {
+	md := &decoder{file: m.name}
+	var models []Model
+	if md.sizeOK(m.size) {
+		models = md.models(md.topLevel(md.document(m.data), "models", "models"))
+	}
+	hd := &decoder{file: h.name}
+	var targets []Target
+	if hd.sizeOK(h.size) {
+		targets = hd.targets(hd.topLevel(hd.document(h.data), "targets", "hardware targets"))
+	}
 
 	sortErrors(md.errs)
 	sortErrors(hd.errs)
@@ -35,7 +93,9 @@ func Parse(modelsName string, modelsData []byte, hardwareName string, hardwareDa
 	if len(all) > 0 {
 		return nil, errors.Join(all...)
 	}
-	return &Catalogs{Models: models, Targets: targets, ModelsFile: modelsName, HardwareFile: hardwareName}, nil
+	c := &Catalogs{Models: models, Targets: targets, ModelsFile: m.name, HardwareFile: h.name}
+	c.setModelsDir(filepath.Dir(m.name))
+	return c, nil
 }
 
 // Target returns the target with the given id.
@@ -84,5 +144,5 @@ func (c *Catalogs) FilePath(source string) (string, bool) {
 	if err != nil || src.Scheme != "file" {
 		return "", false
 	}
-	return filepath.Join(filepath.Dir(c.ModelsFile), filepath.FromSlash(src.Path)), true
+	return filepath.Join(c.ModelsDir, filepath.FromSlash(src.Path)), true
 }

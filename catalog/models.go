@@ -168,6 +168,11 @@ func (d *decoder) model(i int, n *yaml.Node) (m Model, idNode *yaml.Node) {
 				d.errorf(nodes[j], "%s: duplicate tag %q", ctx, t)
 				continue
 			}
+			// A tag becomes the label tag:NAME, which --label-filter must be able to select.
+			if err := CheckLabel(t); err != nil {
+				d.errorf(nodes[j], "%s: tag %v", ctx, err)
+				continue
+			}
 			seen[t] = true
 			m.Tags = append(m.Tags, t)
 		}
@@ -252,6 +257,12 @@ func (d *decoder) input(ctx string, n *yaml.Node) (Input, bool) {
 			valid = valid && ok
 			in.Dims = append(in.Dims, dim)
 		}
+		// The run refuses inputs beyond its memory budget, naming their size; dims
+		// whose product does not even fit a number are refused here, where they are written.
+		if valid && !fitsElements(in.Dims) {
+			d.errorf(v.value, "%s: dims %s hold more than %d elements, which no tensor can: lower them", ctx, dimsText(in.Dims), int64(maxElements))
+			valid = false
+		}
 	}
 	if v, ok := f["value"]; ok {
 		value, ok := d.numbers(ctx+": value", v.value)
@@ -318,6 +329,8 @@ func elements(dims []int64) (int64, bool) {
 	}
 	return size, true
 }
+
+func fitsElements(dims []int64) bool { _, ok := elements(dims); return ok }
 
 func sizeText(size int64, ok bool) string {
 	if !ok {

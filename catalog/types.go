@@ -23,6 +23,9 @@ type Catalogs struct {
 
 	ModelsFile   string // path as given, used in messages and the generated header
 	HardwareFile string
+	// ModelsDir is the folder of ModelsFile, which file: sources are relative to:
+	// absolute after Load, as given after Parse.
+	ModelsDir string
 }
 
 // Model is one entry of models.yaml.
@@ -41,6 +44,9 @@ type Model struct {
 	Tier         string           `yaml:"tier,omitempty"`
 
 	Line, Column int `yaml:"-"` // where the entry starts in models.yaml
+	// Dir is Catalogs.ModelsDir, carried by each model so that what runs it alone
+	// (spec.ModelOf) resolves its file: source as the catalog means it.
+	Dir string `yaml:"-"`
 }
 
 // Input overrides what the runtime would otherwise synthesise from the model's own

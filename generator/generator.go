@@ -42,7 +42,7 @@ func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 		byFamily[m.Family] = append(byFamily[m.Family], m)
 	}
 	for _, t := range c.Targets {
-		if err := checkLabel(t.ID); err != nil {
+		if err := catalog.CheckLabel(t.ID); err != nil {
 			errs = append(errs, fmt.Errorf("target %q: %w", t.ID, err))
 		} else if _, ok := templates.TargetFor(t); !ok {
 			errs = append(errs, fmt.Errorf("target %q: no template for runner %q", t.ID, t.Runner))
@@ -226,7 +226,7 @@ func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target, vars 
 		return nil, err
 	}
 	for _, l := range append([]string{m.ID, m.Family}, m.Tags...) {
-		if err := checkLabel(l); err != nil {
+		if err := catalog.CheckLabel(l); err != nil {
 			return nil, err
 		}
 	}
@@ -259,15 +259,6 @@ func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target, vars 
 		jen.Func().Params().Block(body...),
 	)
 	return f, nil
-}
-
-// checkLabel rejects what Ginkgo's label filter cannot express; the catalog already
-// restricts ids, this keeps Generate safe on its own.
-func checkLabel(s string) error {
-	if s == "" || strings.ContainsAny(s, "&|!,()/:\" \t\r\n{}[]~") || strings.ContainsFunc(s, unicode.IsControl) {
-		return fmt.Errorf("%q cannot be a Ginkgo label value", s)
-	}
-	return nil
 }
 
 // renderTo renders a file into files. jennifer runs go/format itself and fails on

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/generator"
+	"github.com/hwtest/hwtest/sources"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*/expected and stderr.txt from the current output")
@@ -80,6 +81,14 @@ func generateCase(dir string) (map[string][]byte, error) {
 	if err != nil {
 		// Messages name files relative to the case, as a user in that folder sees them.
 		return nil, errString(strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), ""))
+	}
+	// The case folder is the root, as the CLI makes each model's folder relative to it.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	for i := range c.Models {
+		c.Models[i].Dir = sources.CatalogDir(abs, c.Models[i].Dir)
 	}
 	return generator.Generate(c)
 }

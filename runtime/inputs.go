@@ -3,10 +3,12 @@ package runtime
 import (
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
 
+	"github.com/hwtest/hwtest/result"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -28,6 +30,64 @@ func elements(shape []int64) int64 {
 		n *= d
 	}
 	return n
+}
+
+// maxInputBytes bounds one synthesised input in its own element type. hwtest holds
+// it twice more (as float64 for comparisons, and converted for ONNX Runtime), so an
+// input at the limit costs about 3 GiB as float32; an image batch or an hour of
+// audio is a few hundred MB. Past it, dims are a mistake, and allocating them
+// would end the suite in a Go fatal out-of-memory that loses the reason.
+const maxInputBytes = 1 << 30
+
+// elementTypes are the element types input synthesis supports, named as in ONNX,
+// with their size in bytes.
+var elementTypes = map[ort.TensorElementDataType]struct {
+	name  string
+	bytes int64
+}{
+	ort.TensorElementDataTypeFloat:  {"float32", 4},
+	ort.TensorElementDataTypeDouble: {"float64", 8},
+	ort.TensorElementDataTypeInt64:  {"int64", 8},
+	ort.TensorElementDataTypeInt32:  {"int32", 4},
+	ort.TensorElementDataTypeInt8:   {"int8", 1},
+	ort.TensorElementDataTypeUint8:  {"uint8", 1},
+	ort.TensorElementDataTypeBool:   {"bool", 1},
+}
+
+// checkInputBudget refuses an input of shape whose tensor would take more than
+// maxInputBytes, before anything is allocated. An unsupported type passes: input
+// synthesis refuses it with its own message.
+func checkInputBudget(info ort.InputOutputInfo, shape []int64) error {
+	et, ok := elementTypes[info.DataType]
+	if !ok {
+		return nil
+	}
+	for _, d := range shape {
+		if d < 0 {
+			return fmt.Errorf("input %q: dims %v: a dim is negative: set its dims in models.yaml", info.Name, shape)
+		}
+	}
+	n, fits := checkedElements(shape)
+	if !fits {
+		return fmt.Errorf("input %q: dims %v hold more than %d elements: set smaller dims for it in models.yaml", info.Name, shape, int64(math.MaxInt64))
+	}
+	if n > maxInputBytes/et.bytes {
+		return fmt.Errorf("input %q: dims %v hold %d %s elements, %d bytes (%s); hwtest synthesises inputs of at most %d bytes (%s) each, and holds each twice more (as float64, and converted for ONNX Runtime): set smaller dims for it in models.yaml",
+			info.Name, shape, n, et.name, n*et.bytes, result.HumanBytes(n*et.bytes), int64(maxInputBytes), result.HumanBytes(maxInputBytes))
+	}
+	return nil
+}
+
+// checkedElements is the product of non-negative dims; false when it overflows int64.
+func checkedElements(shape []int64) (int64, bool) {
+	n := int64(1)
+	for _, d := range shape {
+		if d != 0 && n > math.MaxInt64/d {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
 }
 
 // Default sizes for dynamic dims the catalog leaves open: batch 1, everything else 8
@@ -75,6 +135,10 @@ func SynthesizeInputs(modelID string, specs []InputSpec, overrides map[string]In
 	for i, spec := range specs {
 		known[spec.Name] = true
 		if shapes[i] == nil {
+			continue
+		}
+		if err := checkInputBudget(spec.InputOutputInfo, shapes[i]); err != nil {
+			errs = append(errs, err.Error())
 			continue
 		}
 		data, err := synthesizeValues(modelID, spec.InputOutputInfo, overrides[spec.Name], elements(shapes[i]))

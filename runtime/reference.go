@@ -33,20 +33,23 @@ func ResolveIn(root string, m Model) (ResolvedModel, error) {
 	if err != nil {
 		return ResolvedModel{}, fmt.Errorf("model %q: %w", m.ID, err)
 	}
-	path := sources.LocalPath(root, src)
+	path := sources.LocalPath(root, m.CatalogDir, src)
 	if !fileExists(path) && m.Fixture != "" {
 		fx, err := sources.Parse(m.Fixture)
 		if err != nil {
 			return ResolvedModel{}, fmt.Errorf("model %q: fixture: %w", m.ID, err)
 		}
-		fpath := sources.LocalPath(root, fx)
+		fpath := sources.LocalPath(root, m.CatalogDir, fx)
 		if !fileExists(fpath) {
 			return ResolvedModel{}, fmt.Errorf("model %q: neither %s nor its fixture %s is on this machine: run `make setup`", m.ID, path, fpath)
 		}
 		sum, err := fileSHA256(fpath)
 		return ResolvedModel{Path: fpath, SHA256: sum, Fixture: "tiny-random"}, err
 	}
-	if !fileExists(path) {
+	switch {
+	case !fileExists(path) && src.Scheme == "file":
+		return ResolvedModel{}, fmt.Errorf("model %q: %s is missing: nothing fetches a file: source; put the model there, or fix the path (it is relative to the folder of the models.yaml naming it)", m.ID, rel(root, path))
+	case !fileExists(path):
 		return ResolvedModel{}, fmt.Errorf("model %q: %s is missing: run `make setup` (it fetches %s)", m.ID, rel(root, path), m.Source)
 	}
 	sum, err := fileSHA256(path)
@@ -54,7 +57,7 @@ func ResolveIn(root string, m Model) (ResolvedModel, error) {
 		return ResolvedModel{}, err
 	}
 	if m.SHA256 != "" && sum != m.SHA256 {
-		return ResolvedModel{}, fmt.Errorf("model %q: %s has sha256 %s, models.yaml pins %s: either the file is corrupt or truncated (delete it and run `make setup`) or the pin in models.yaml is wrong (update its sha256)", m.ID, rel(root, path), sum, m.SHA256)
+		return ResolvedModel{}, fmt.Errorf("model %q: %s has sha256 %s, models.yaml pins %s: %s", m.ID, rel(root, path), sum, m.SHA256, sources.MismatchAdvice(src, sum))
 	}
 	return ResolvedModel{Path: path, SHA256: sum}, nil
 }

@@ -258,11 +258,11 @@ func TestResolveChecksSHA256(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "m.onnx"), []byte("truncated"), 0o644)
 	t.Setenv(RootEnv, root)
 	_, err := Resolve(Model{ID: "m", Source: "file:m.onnx", SHA256: strings.Repeat("0", 64)})
-	if err == nil || !strings.Contains(err.Error(), "corrupt or truncated") {
+	if err == nil || !strings.Contains(err.Error(), "the file changed since models.yaml pinned it") {
 		t.Errorf("wrong hash: %v", err)
 	}
 	_, err = Resolve(Model{ID: "m", Source: "file:absent.onnx"})
-	if err == nil || !strings.Contains(err.Error(), "absent.onnx is missing: run `make setup`") {
+	if err == nil || !strings.Contains(err.Error(), "absent.onnx is missing: nothing fetches a file: source") || strings.Contains(err.Error(), "make setup") {
 		t.Errorf("missing file: %v", err)
 	}
 	_, err = Resolve(Model{ID: "m", Source: "hf:org/repo/model.onnx@main", Fixture: "zoo:tiny-bert"})

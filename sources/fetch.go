@@ -26,8 +26,11 @@ type Builder func(name string) ([]byte, error)
 
 // Fetcher puts model files where LocalPath says they are.
 type Fetcher struct {
-	Root  string
-	Build Builder
+	Root string
+	// CatalogDir is the folder of the models.yaml whose sources are fetched; file:
+	// sources are relative to it (see LocalPath).
+	CatalogDir string
+	Build      Builder
 	// Npm is the npm executable; "npm" from PATH by default.
 	Npm string
 	Log io.Writer
@@ -38,7 +41,7 @@ type Fetcher struct {
 // replaced. Files appear atomically (write to a temp file, then rename), so an
 // interrupted fetch never leaves a truncated model behind.
 func (f *Fetcher) Fetch(ctx context.Context, src catalog.Source, wantSHA256 string) (string, error) {
-	dst := LocalPath(f.Root, src)
+	dst := LocalPath(f.Root, f.CatalogDir, src)
 	if wantSHA256 != "" {
 		if sum, err := fileSum(dst); err == nil && sum == wantSHA256 {
 			return dst, nil
@@ -51,7 +54,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src catalog.Source, wantSHA256 stri
 		if _, err := os.Stat(dst); err != nil {
 			return "", err
 		}
-		return dst, verify(dst, wantSHA256)
+		return dst, verify(src, dst, wantSHA256)
 	case "zoo":
 		if f.Build == nil {
 			return "", fmt.Errorf("%s: no zoo builder", src)
@@ -156,7 +159,7 @@ func WriteAtomic(dst string, data []byte) error {
 	return os.Rename(tmp.Name(), dst)
 }
 
-func verify(path, want string) error {
+func verify(src catalog.Source, path, want string) error {
 	if want == "" {
 		return nil
 	}
@@ -165,9 +168,25 @@ func verify(path, want string) error {
 		return err
 	}
 	if got != want {
-		return fmt.Errorf("%s has sha256 %s, the catalog pins %s", path, got, want)
+		return fmt.Errorf("%s has sha256 %s, the catalog pins %s: %s", path, got, want, MismatchAdvice(src, got))
 	}
 	return nil
+}
+
+// MismatchAdvice says what to do about a model file whose sha256 is got where the
+// catalog pins another. Fetching again helps only a file hwtest fetched or built;
+// a file: source is the user's own, which nothing can fetch again.
+func MismatchAdvice(src catalog.Source, got string) string {
+	pinWrong := "; if the pin is what is wrong, update sha256 in models.yaml to " + got
+	switch src.Scheme {
+	case "file":
+		return "the file changed since models.yaml pinned it: restore it (git checkout, or copy it back), or if the change is meant, update sha256 in models.yaml to " + got
+	case "hf":
+		return "it is corrupt, truncated or replaced: delete it and run `hwtest fetch --hf` to download it again" + pinWrong
+	case "zoo":
+		return "it is corrupt, truncated or replaced: delete it and run `make setup` (or `hwtest fetch`) to build it again" + pinWrong
+	}
+	return "it is corrupt, truncated or replaced: delete it and run `make setup` (or `hwtest fetch`) to fetch it again" + pinWrong
 }
 
 func fileSum(path string) (string, error) {

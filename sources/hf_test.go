@@ -235,7 +235,7 @@ func TestHubDownloadLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("HF_HUB_CACHE", cache)
-	if lp := LocalPath("/r", src); lp != want {
+	if lp := LocalPath("/r", "", src); lp != want {
 		t.Errorf("LocalPath %s, Download %s", lp, want)
 	}
 	if p, ok := c.Cached(testRepo, "onnx/model.onnx", "main"); !ok || p != want {

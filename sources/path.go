@@ -27,14 +27,20 @@ func Parse(src string) (catalog.Source, error) {
 // ModelsDir is where fetched and built models live under the repository root.
 const ModelsDir = layout.StateDir + "/models"
 
-// LocalPath is where the source's model file lives on this machine.
-func LocalPath(root string, s catalog.Source) string {
+// LocalPath is where the source's model file lives on this machine. A file: path
+// is relative to catalogDir, the folder of the models.yaml that names it (absolute,
+// or relative to root; "" is root), as the catalog documents; the other kinds live
+// under root or the Hugging Face cache, wherever the catalog is.
+func LocalPath(root, catalogDir string, s catalog.Source) string {
 	switch s.Scheme {
 	case "file":
 		if filepath.IsAbs(s.Path) {
 			return s.Path
 		}
-		return filepath.Join(root, s.Path)
+		if !filepath.IsAbs(catalogDir) {
+			catalogDir = filepath.Join(root, catalogDir)
+		}
+		return filepath.Join(catalogDir, filepath.FromSlash(s.Path))
 	case "zoo":
 		return filepath.Join(root, ModelsDir, "zoo", s.Name+".onnx")
 	case "npm":
@@ -43,6 +49,20 @@ func LocalPath(root string, s catalog.Source) string {
 		return filepath.Join(HubCacheDir(), "models--"+strings.ReplaceAll(s.Repo, "/", "--"), "snapshots", s.Revision, s.Path)
 	}
 	return ""
+}
+
+// CatalogDir is how a generated suite names the folder of its models.yaml: relative
+// to root when it is inside it ("" for root itself), so generated code stays the
+// same on every checkout, else absolute.
+func CatalogDir(root, dir string) string {
+	rel, err := filepath.Rel(root, dir)
+	switch {
+	case err != nil || !filepath.IsAbs(dir) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)):
+		return dir
+	case rel == ".":
+		return ""
+	}
+	return filepath.ToSlash(rel)
 }
 
 // HubCacheDir follows huggingface_hub: $HF_HUB_CACHE, else $HF_HOME/hub, else

@@ -23,12 +23,63 @@ func TestLocalPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := LocalPath("/r", s); got != want {
+		if got := LocalPath("/r", "", s); got != want {
 			t.Errorf("%s: %s, want %s", src, got, want)
 		}
 		if s.String() != src {
 			t.Errorf("round trip: %s → %s", src, s.String())
 		}
+	}
+}
+
+// A file: path is relative to the folder of the catalog naming it; the other kinds
+// do not depend on where the catalog is.
+func TestLocalPathFileAgainstCatalogDir(t *testing.T) {
+	t.Setenv("HF_HUB_CACHE", "/hub")
+	for _, c := range []struct{ dir, src, want string }{
+		{"", "file:models/m.onnx", "/r/models/m.onnx"},
+		{"catalogs", "file:m.onnx", "/r/catalogs/m.onnx"},
+		{"/elsewhere/cat", "file:m.onnx", "/elsewhere/cat/m.onnx"},
+		{"/elsewhere/cat", "file:../shared/m.onnx", "/elsewhere/shared/m.onnx"},
+		{"/elsewhere/cat", "zoo:tiny", "/r/.hwtest/models/zoo/tiny.onnx"},
+		{"/elsewhere/cat", "npm:p@1.0.0/m.onnx", "/r/.hwtest/models/npm/p@1.0.0/m.onnx"},
+		{"/elsewhere/cat", "hf:o/r/m.onnx@abc", "/hub/models--o--r/snapshots/abc/m.onnx"},
+	} {
+		s, err := Parse(c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := LocalPath("/r", c.dir, s); got != c.want {
+			t.Errorf("LocalPath(/r, %q, %s) = %s, want %s", c.dir, c.src, got, c.want)
+		}
+	}
+}
+
+func TestCatalogDir(t *testing.T) {
+	for dir, want := range map[string]string{
+		"/r":             "",
+		"/r/catalogs":    "catalogs",
+		"/r/a/b":         "a/b",
+		"/elsewhere":     "/elsewhere",
+		"/r2":            "/r2",
+		"/":              "/",
+		"/r/..foo":       "..foo",
+		"relative/as-is": "relative/as-is",
+	} {
+		if got := CatalogDir("/r", dir); got != want {
+			t.Errorf("CatalogDir(/r, %s) = %q, want %q", dir, got, want)
+		}
+	}
+}
+
+// Fetch finds a file: model next to a catalog outside the root.
+func TestFetchFileNextToCatalog(t *testing.T) {
+	root, catalogDir := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(catalogDir, "m.onnx"), []byte("mine"), 0o644)
+	src, _ := Parse("file:m.onnx")
+	path, err := (&Fetcher{Root: root, CatalogDir: catalogDir}).Fetch(context.Background(), src, sum([]byte("mine")))
+	if err != nil || path != filepath.Join(catalogDir, "m.onnx") {
+		t.Errorf("Fetch = %s, %v; want %s", path, err, filepath.Join(catalogDir, "m.onnx"))
 	}
 }
 
@@ -91,7 +142,7 @@ func TestFetchNpm(t *testing.T) {
 	if _, err := f.Fetch(context.Background(), other, want); err == nil || !strings.Contains(err.Error(), "refusing to install") {
 		t.Errorf("wrong hash: %v", err)
 	}
-	if _, err := os.Stat(LocalPath(root, other)); !os.IsNotExist(err) {
+	if _, err := os.Stat(LocalPath(root, "", other)); !os.IsNotExist(err) {
 		t.Errorf("a file with the wrong hash was installed")
 	}
 	missing, _ := Parse("npm:@scope/pkg@1.2.3/dist/absent.onnx")
@@ -122,5 +173,20 @@ func TestFetchZoo(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "built tiny" {
 		t.Errorf("got %q", b)
+	}
+}
+
+// A file: source with the wrong sha256 cannot be fetched again: the message says
+// to restore it or update the pin, with both sums.
+func TestFetchFileMismatchAdvice(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "m.onnx"), []byte("changed"), 0o644)
+	src, _ := Parse("file:m.onnx")
+	pin := strings.Repeat("0", 64)
+	_, err := (&Fetcher{Root: root}).Fetch(context.Background(), src, pin)
+	got := sum([]byte("changed"))
+	if err == nil || !strings.Contains(err.Error(), "restore it") || !strings.Contains(err.Error(), "update sha256 in models.yaml to "+got) ||
+		!strings.Contains(err.Error(), pin) || strings.Contains(err.Error(), "make setup") {
+		t.Errorf("got %v", err)
 	}
 }

@@ -25,6 +25,12 @@ type Model struct {
 	Inputs       map[string]Input
 	Outputs      Outputs
 	Tolerance    *Tolerance // overrides the target's when set
+
+	// CatalogDir is the folder of the models.yaml naming the model, which a file:
+	// source is relative to: relative to the repository root ("" is the root, so
+	// generated code is the same on every checkout), or absolute for a catalog
+	// outside it (see sources.CatalogDir).
+	CatalogDir string
 }
 
 // Input overrides what would be synthesised from the model's input metadata.
@@ -101,7 +107,7 @@ func (t Target) EP() string {
 func ModelOf(m catalog.Model) Model {
 	out := Model{
 		ID: m.ID, Family: m.Family, Architecture: m.Architecture,
-		Source: m.Source, SHA256: m.SHA256, Fixture: m.Fixture,
+		Source: m.Source, SHA256: m.SHA256, Fixture: m.Fixture, CatalogDir: m.Dir,
 		Outputs: Outputs{
 			Primary: m.Outputs.Primary, State: m.Outputs.State, StateIn: m.Outputs.StateIn,
 			Probabilities: m.Outputs.Probabilities, Distribution: m.Outputs.Distribution,

@@ -53,7 +53,7 @@ func fetchRun(ctx context.Context, opts *FetchOptions) error {
 	if err != nil {
 		return err
 	}
-	f := &sources.Fetcher{Root: opts.Root, Build: buildZoo, Log: opts.Stderr}
+	f := &sources.Fetcher{Root: opts.Root, CatalogDir: c.ModelsDir, Build: buildZoo, Log: opts.Stderr}
 	out := tabwriter.NewWriter(opts.Stdout, 0, 0, 2, ' ', 0)
 	defer out.Flush()
 	var failed int
@@ -76,8 +76,8 @@ func fetchRun(ctx context.Context, opts *FetchOptions) error {
 		if src.Scheme == "hf" && m.Fixture != "" {
 			// Offline, the fixture is what runs; a real export in the HF cache is used
 			// when a user with network put it there.
-			if _, err := os.Stat(sources.LocalPath(opts.Root, src)); err == nil {
-				fmt.Fprintf(out, "%s\t%s\n", m.ID, sources.LocalPath(opts.Root, src))
+			if _, err := os.Stat(sources.LocalPath(opts.Root, c.ModelsDir, src)); err == nil {
+				fmt.Fprintf(out, "%s\t%s\n", m.ID, sources.LocalPath(opts.Root, c.ModelsDir, src))
 				continue
 			}
 			if src, err = sources.Parse(m.Fixture); err != nil {

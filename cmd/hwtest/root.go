@@ -11,6 +11,7 @@ import (
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/layout"
+	"github.com/hwtest/hwtest/sources"
 )
 
 // Exit codes: scripts can tell "the suites are out of date" from "hwtest failed".
@@ -112,6 +113,11 @@ func (g *Globals) loadCatalogs() (*catalog.Catalogs, error) {
 	c, err := catalog.Load(relToWD(g.ModelsFile), relToWD(g.HardwareFile))
 	if err != nil {
 		return nil, fmt.Errorf("invalid catalogs:\n%w", err)
+	}
+	// Generated suites carry each model's catalog folder: relative to the root, so
+	// they read the same on every checkout ("" for the repository's own catalog).
+	for i := range c.Models {
+		c.Models[i].Dir = sources.CatalogDir(g.Root, c.Models[i].Dir)
 	}
 	return c, nil
 }
