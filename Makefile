@@ -79,7 +79,7 @@ SUITE_FILTER := hw:cpu || (tag:smoke && (hw:wasm || hw:webgpu || hw:webgpu-nativ
 suites: setup ## run the generated suites: every model on CPU, one per family on the browser targets
 	HWTEST_MEASURE_TIME=$(TEST_MEASURE_TIME) $(GINKGO) --no-color --keep-going --label-filter='$(SUITE_FILTER)' ./generated/...
 
-run: setup ## run every model on every target here; write reports/<time>/matrix.{md,json}
+run: setup ## run every model on every target here; write reports/<run id>/matrix.{md,json}
 	@HWTEST_MEASURE_TIME=$(MEASURE_TIME) $(HWTEST) run
 
 bench: setup ## Go benchmarks (generator, runtime)
