@@ -52,6 +52,17 @@ func Diff(root string, files map[string][]byte) ([]Change, error) {
 	return changes, nil
 }
 
+// Compare is Diff under the generate lock (see Lock), so it never reads a tree a
+// Write in another process is halfway through.
+func Compare(root string, files map[string][]byte, waiting io.Writer) ([]Change, error) {
+	unlock, err := Lock(root, waiting)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return Diff(root, files)
+}
+
 // staleFiles are files under root/generated that carry the generated header but are
 // not in files. Hand-written files (no header) are left alone.
 func staleFiles(root string, files map[string][]byte) ([]string, error) {

@@ -3,6 +3,7 @@ package generator
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -169,41 +170,53 @@ func TestConcurrentWrites(t *testing.T) {
 }
 
 // A second writer waits for the first, saying who holds the lock, then proceeds.
-func TestWriteWaitsForLock(t *testing.T) {
-	root, files := oldTree(t)
-	unlock, err := Lock(root, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var msg syncBuffer
-	done := make(chan error)
-	go func() {
-		_, err := Write(root, files, &msg)
-		done <- err
-	}()
-	for i := 0; !strings.Contains(msg.String(), "waiting"); i++ {
-		if i == 500 {
-			t.Fatalf("no waiting message; got %q", msg.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	want := fmt.Sprintf("waiting for generate lock held by pid %d (%s ", os.Getpid(), filepath.Base(os.Args[0]))
-	if !strings.HasPrefix(msg.String(), want) || !strings.Contains(msg.String(), " started at ") {
-		t.Errorf("message %q, want it to start %q and say when", msg.String(), want)
-	}
-	select {
-	case err := <-done:
-		t.Fatalf("Write finished while the lock was held: %v", err)
-	default:
-	}
-	unlock()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(root, "generated/audio/a_test.go")); !bytes.Equal(b, files["generated/audio/a_test.go"]) {
-		t.Errorf("not written after the lock was released")
+// Write, and Compare (verify, generate --dry-run), wait for a holder of the lock and
+// say who holds it; neither touches or reads the tree before it is released.
+func TestWriteAndCompareWaitForLock(t *testing.T) {
+	for _, op := range []struct {
+		name string
+		run  func(root string, files map[string][]byte, waiting io.Writer) ([]Change, error)
+	}{{"Write", Write}, {"Compare", Compare}} {
+		t.Run(op.name, func(t *testing.T) {
+			root, files := oldTree(t)
+			unlock, err := Lock(root, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var msg syncBuffer
+			done := make(chan error)
+			go func() {
+				_, err := op.run(root, files, &msg)
+				done <- err
+			}()
+			for i := 0; !strings.Contains(msg.String(), "waiting"); i++ {
+				if i == 500 {
+					t.Fatalf("no waiting message; got %q", msg.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			want := fmt.Sprintf("waiting for generate lock held by pid %d (%s ", os.Getpid(), filepath.Base(os.Args[0]))
+			if !strings.HasPrefix(msg.String(), want) || !strings.Contains(msg.String(), " started at ") {
+				t.Errorf("message %q, want it to start %q and say when", msg.String(), want)
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("%s finished while the lock was held: %v", op.name, err)
+			default:
+			}
+			unlock()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			written := bytes.Equal(must(os.ReadFile(filepath.Join(root, "generated/audio/a_test.go"))), files["generated/audio/a_test.go"])
+			if written != (op.name == "Write") {
+				t.Errorf("%s: file written = %v", op.name, written)
+			}
+		})
 	}
 }
+
+func must(b []byte, _ error) []byte { return b }
 
 type syncBuffer struct {
 	mu sync.Mutex

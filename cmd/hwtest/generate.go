@@ -45,7 +45,7 @@ func generateRun(opts *GenerateOptions) error {
 	}
 	var changes []generator.Change
 	if opts.DryRun {
-		changes, err = generator.Diff(opts.Root, files)
+		changes, err = generator.Compare(opts.Root, files, opts.Stderr)
 	} else {
 		changes, err = generator.Write(opts.Root, files, opts.Stderr)
 	}

@@ -44,7 +44,7 @@ func verifyRun(opts *VerifyOptions) error {
 	if err != nil {
 		return err
 	}
-	changes, err := generator.Diff(opts.Root, files)
+	changes, err := generator.Compare(opts.Root, files, opts.Stderr)
 	if err != nil {
 		return err
 	}
