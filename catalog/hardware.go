@@ -10,8 +10,6 @@ import (
 // ReferenceTarget is the target every other target's outputs are compared against.
 const ReferenceTarget = "cpu"
 
-var targetFields = []string{"id", "name", "runner", "provider", "bundle", "options", "probe", "precision", "tolerance", "fallback", "expect"}
-
 // targetEntry keeps what the fallback checks need once every target is known.
 type targetEntry struct {
 	ctx      string

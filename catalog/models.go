@@ -7,13 +7,6 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var (
-	modelFields     = []string{"id", "family", "architecture", "task", "source", "sha256", "fixture", "inputs", "outputs", "tolerance", "tags", "tier"}
-	inputFields     = []string{"dims", "value", "range", "real_only"}
-	outputFields    = []string{"primary", "state", "state_input", "probabilities", "distribution", "ranking", "router", "router_top_k"}
-	toleranceFields = []string{"rtol", "atol"}
-)
-
 // models decodes the list under models.yaml's "models" key.
 func (d *decoder) models(list *yaml.Node) []Model {
 	if list == nil {
