@@ -4,7 +4,9 @@
 // One Chromium per executable runs per process, started on first use
 // ([Shared]) with a fresh temporary profile, and reused by every [Session];
 // each session has its own tab. [CloseAll] stops every browser this process
-// started and every process they spawned. A local HTTP server on
+// started and every process they spawned, and removes their profiles; a
+// browser dies with the process that started it, and the profiles of dead
+// processes are removed at the next start (see profile.go). A local HTTP server on
 // 127.0.0.1 serves the onnxruntime-web dist folder and the model files with
 // the COOP/COEP headers that make the page cross-origin isolated (wasm
 // threads need it).
@@ -16,7 +18,6 @@
 package browser
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +28,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hwtest/hwtest/layout"
@@ -164,12 +164,17 @@ func launch(cfg Config, exe string) (*Browser, error) {
 	if st, err := os.Stat(exe); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 		return nil, fmt.Errorf("chromium not found at %s (%s)", exe, setupHint)
 	}
-	dir, err := os.MkdirTemp("", "hwtest-chromium-")
+	removeStaleProfiles()
+	dir, err := newProfile()
 	if err != nil {
 		return nil, err
 	}
 	opts := append([]chromedp.ExecAllocatorOption{}, chromedp.DefaultExecAllocatorOptions[:]...)
-	opts = append(opts, chromedp.ExecPath(exe), chromedp.UserDataDir(dir))
+	opts = append(opts, chromedp.ExecPath(exe), chromedp.UserDataDir(dir),
+		chromedp.ModifyCmdFunc(dieWithParent),
+		// TMPDIR: Chromium's singleton socket folder, which a killed browser
+		// leaves behind, goes into the profile and leaves with it.
+		chromedp.Env("TMPDIR="+dir, profileEnv+"="+dir))
 	flags := Flags()
 	for _, name := range slices.Sorted(maps.Keys(flags)) {
 		opts = append(opts, chromedp.Flag(name, flags[name]))
@@ -219,21 +224,17 @@ func (b *Browser) CommandLine() ([]string, error) {
 	return strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00"), nil
 }
 
-// close stops the browser and every process started with its profile
-// folder (renderers, GPU and network processes, zygotes), then removes
-// the folder.
+// close stops the browser and every process it started (renderers, GPU and
+// network processes, zygotes, crashpad handlers), waits until they are gone,
+// then removes the profile folder.
 func (b *Browser) close() {
+	// The @sparticuz Chromium's children carry no mark of the profile: take
+	// them from the process tree while the browser still holds it together.
+	tree := snapshot(b.PID)
 	b.cancelTab()
 	b.cancelAlloc() // kills the browser and waits for it
-	deadline := time.Now().Add(5 * time.Second)
-	for quiet := 0; quiet < 3 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if killUsing(b.userDataDir) == 0 {
-			quiet++
-		} else {
-			quiet = 0
-		}
-	}
-	_ = os.RemoveAll(b.userDataDir)
+	waitGone(b.userDataDir, tree, 5*time.Second)
+	_ = removeProfile(b.userDataDir)
 }
 
 // CloseAll stops every browser this process started, and the HTTP server.
@@ -253,46 +254,6 @@ func CloseAll() {
 	availMu.Lock()
 	avail = map[availKey]string{}
 	availMu.Unlock()
-}
-
-// killUsing SIGKILLs the processes whose command line holds
-// --user-data-dir=dir (Chromium passes it to every child), and says how many.
-func killUsing(dir string) int {
-	pids := processesUsing(dir)
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	return len(pids)
-}
-
-// processesUsing lists the processes started with --user-data-dir=dir
-// (dir has no space: os.MkdirTemp's name under the temporary folder).
-func processesUsing(dir string) []int {
-	want := []byte("--user-data-dir=" + dir)
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		// Chromium rewrites the title of its children: their cmdline can be
-		// one string with the arguments joined by spaces.
-		for arg := range bytes.FieldsFuncSeq(cmdline, func(r rune) bool { return r == 0 || r == ' ' }) {
-			if bytes.Equal(arg, want) {
-				pids = append(pids, pid)
-				break
-			}
-		}
-	}
-	return pids
 }
 
 // tab opens a new tab on b; cancel closes it. The tab is created on its

@@ -25,6 +25,9 @@ const sileroV5 = ".hwtest/models/npm/@ricky0123/vad-web@0.0.31/dist/silero_vad_v
 var ortErr error
 
 func TestMain(m *testing.M) {
+	if provider := os.Getenv(helperEnv); provider != "" {
+		os.Exit(browserHelper(provider))
+	}
 	ortErr = initORT()
 	code := m.Run()
 	CloseAll() // no browser outlives the test binary
@@ -552,6 +555,12 @@ func TestCloseAllLeavesNoProcess(t *testing.T) {
 		}
 		if _, err := os.Stat(sb.userDataDir); err == nil {
 			t.Errorf("profile folder %s not removed", sb.userDataDir)
+		}
+	}
+	entries, _ := os.ReadDir(profileRoot())
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ownerTag(os.Getpid())+"-") {
+			t.Errorf("profile %s of this process left after CloseAll", e.Name())
 		}
 	}
 }
