@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -34,6 +35,7 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/chromedp"
 )
 
@@ -162,7 +164,7 @@ func Shared(cfg Config, webnn bool) (*Browser, error) {
 
 func launch(cfg Config, exe string) (*Browser, error) {
 	if st, err := os.Stat(exe); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-		return nil, fmt.Errorf("chromium not found at %s (%s)", exe, setupHint)
+		return nil, unavailable("", ErrNotInstalled, nil, "chromium not found at %s (%s)", exe, setupHint)
 	}
 	removeStaleProfiles()
 	dir, err := newProfile()
@@ -252,7 +254,7 @@ func CloseAll() {
 	wg.Wait()
 	stopServer()
 	availMu.Lock()
-	avail = map[availKey]string{}
+	avail = map[availKey]error{}
 	availMu.Unlock()
 }
 
@@ -273,15 +275,53 @@ func (b *Browser) tab() (context.Context, context.CancelFunc, error) {
 		cancel()
 		return nil, nil, fmt.Errorf("opening a tab in %s: no answer in %v", b.Exec, b.cfg.Timeout)
 	}
-	return ctx, cancel, nil
+	// A renderer that dies leaves a call on the page waiting for its timeout:
+	// evalJS ends it at once when the tab says it crashed.
+	crashed := make(chan struct{})
+	var once sync.Once
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if _, ok := ev.(*inspector.EventTargetCrashed); ok {
+			once.Do(func() { close(crashed) })
+		}
+	}); err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("opening a tab in %s: %w", b.Exec, err)
+	}
+	return context.WithValue(ctx, crashedKey{}, crashed), cancel, nil
 }
 
+// crashedKey holds, in a tab's context, a channel closed when its page crashes.
+type crashedKey struct{}
+
 // evalJS evaluates expr (a promise is awaited) in the tab and decodes the
-// result into T, with the config's timeout.
+// result into T, with the config's timeout. A dead renderer or browser gives
+// a *CrashError.
 func evalJS[T any](ctx context.Context, timeout time.Duration, expr string) (T, error) {
+	crashed, _ := ctx.Value(crashedKey{}).(chan struct{})
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if crashed != nil {
+		go func() {
+			select {
+			case <-crashed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err == nil {
+		return v, nil
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return v, &CrashError{Browser: true, Err: err}
+	}
+	select {
+	case <-crashed: // a nil channel (no tab context) never is
+		return v, &CrashError{Err: err}
+	default:
+	}
 	var exc *chromedp.ExceptionError
 	if errors.As(err, &exc) && exc.ExceptionDetails != nil {
 		d := exc.ExceptionDetails

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -366,6 +367,24 @@ func TestAvailableReasons(t *testing.T) {
 	}
 	if r := Available(Config{}, "cuda", ""); !strings.Contains(r, "unknown browser provider") {
 		t.Errorf("cuda: %q", r)
+	}
+	// The same reasons, typed.
+	for _, c := range []struct {
+		cfg      Config
+		provider string
+		why      error
+	}{
+		{Config{StateDir: dir}, "wasm", ErrNotInstalled},
+		{cfg, "webgpu", ErrNotInstalled},
+		{cfg, "webnn", ErrNotInstalled},
+		{Config{}, "cuda", nil},
+	} {
+		err := Check(c.cfg, c.provider, "")
+		var u *UnavailableError
+		if !errors.Is(err, ErrUnavailable) || !errors.As(err, &u) || u.Provider != c.provider || u.Why != c.why ||
+			err.Error() != Available(c.cfg, c.provider, "") {
+			t.Errorf("%s: %#v", c.provider, err)
+		}
 	}
 }
 
