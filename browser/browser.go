@@ -239,9 +239,11 @@ func (b *Browser) close() {
 	_ = removeProfile(b.userDataDir)
 }
 
-// CloseAll stops every browser this process started, and the HTTP server.
-// Call it from a suite's AfterSuite or TestMain; Shared starts a new browser
-// afterwards if asked.
+// CloseAll stops every browser this process started, and the HTTP server,
+// and removes the profiles that dead processes left (a suite that crashed
+// before its AfterSuite). Call it from a suite's AfterSuite or TestMain, and
+// once more at the end of a run; Shared starts a new browser afterwards if
+// asked.
 func CloseAll() {
 	browsersMu.Lock()
 	bs := browsers
@@ -252,6 +254,7 @@ func CloseAll() {
 		wg.Go(b.close)
 	}
 	wg.Wait()
+	removeStaleProfiles()
 	stopServer()
 	availMu.Lock()
 	avail = map[availKey]error{}

@@ -19,8 +19,8 @@ import (
 // process's start time (in clock ticks since boot, /proc/PID/stat), so that
 // a pid the kernel has since given to another process does not pass for the
 // owner. A profile is removed when its browser closes; one whose owner died
-// first (a crash, a SIGKILL) is removed by the next browser start of any
-// hwtest process of that user. Chromium's own temporary files (its
+// first (a crash, a SIGKILL) is removed by the next browser start or CloseAll
+// of any hwtest process of that user. Chromium's own temporary files (its
 // singleton socket folder) go into the profile too: TMPDIR points there.
 
 // profileEnv marks every process started with a profile: Chromium's crashpad
@@ -93,6 +93,7 @@ func removeStaleProfiles() {
 		waitGone(dir, nil, 2*time.Second)
 		_ = os.RemoveAll(dir)
 	}
+	_ = os.Remove(root) // fails while a profile is in it
 }
 
 // ownerTag is "PID.START" for a live process, "" when there is none.
