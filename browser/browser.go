@@ -4,7 +4,9 @@
 // One Chromium per executable runs per process, started on first use
 // ([Shared]) with a fresh temporary profile, and reused by every [Session];
 // each session has its own tab. [CloseAll] stops every browser this process
-// started and every process they spawned. A local HTTP server on
+// started and every process they spawned, and removes their profiles; a
+// browser dies with the process that started it, and the profiles of dead
+// processes are removed at the next start (see profile.go). A local HTTP server on
 // 127.0.0.1 serves the onnxruntime-web dist folder and the model files with
 // the COOP/COEP headers that make the page cross-origin isolated (wasm
 // threads need it).
@@ -16,24 +18,24 @@
 package browser
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hwtest/hwtest/layout"
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/chromedp"
 )
 
@@ -162,14 +164,19 @@ func Shared(cfg Config, webnn bool) (*Browser, error) {
 
 func launch(cfg Config, exe string) (*Browser, error) {
 	if st, err := os.Stat(exe); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-		return nil, fmt.Errorf("chromium not found at %s (%s)", exe, setupHint)
+		return nil, unavailable("", ErrNotInstalled, nil, "chromium not found at %s (%s)", exe, setupHint)
 	}
-	dir, err := os.MkdirTemp("", "hwtest-chromium-")
+	removeStaleProfiles()
+	dir, err := newProfile()
 	if err != nil {
 		return nil, err
 	}
 	opts := append([]chromedp.ExecAllocatorOption{}, chromedp.DefaultExecAllocatorOptions[:]...)
-	opts = append(opts, chromedp.ExecPath(exe), chromedp.UserDataDir(dir))
+	opts = append(opts, chromedp.ExecPath(exe), chromedp.UserDataDir(dir),
+		chromedp.ModifyCmdFunc(dieWithParent),
+		// TMPDIR: Chromium's singleton socket folder, which a killed browser
+		// leaves behind, goes into the profile and leaves with it.
+		chromedp.Env("TMPDIR="+dir, profileEnv+"="+dir))
 	flags := Flags()
 	for _, name := range slices.Sorted(maps.Keys(flags)) {
 		opts = append(opts, chromedp.Flag(name, flags[name]))
@@ -219,26 +226,24 @@ func (b *Browser) CommandLine() ([]string, error) {
 	return strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00"), nil
 }
 
-// close stops the browser and every process started with its profile
-// folder (renderers, GPU and network processes, zygotes), then removes
-// the folder.
+// close stops the browser and every process it started (renderers, GPU and
+// network processes, zygotes, crashpad handlers), waits until they are gone,
+// then removes the profile folder.
 func (b *Browser) close() {
+	// The @sparticuz Chromium's children carry no mark of the profile: take
+	// them from the process tree while the browser still holds it together.
+	tree := snapshot(b.PID)
 	b.cancelTab()
 	b.cancelAlloc() // kills the browser and waits for it
-	deadline := time.Now().Add(5 * time.Second)
-	for quiet := 0; quiet < 3 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if killUsing(b.userDataDir) == 0 {
-			quiet++
-		} else {
-			quiet = 0
-		}
-	}
-	_ = os.RemoveAll(b.userDataDir)
+	waitGone(b.userDataDir, tree, 5*time.Second)
+	_ = removeProfile(b.userDataDir)
 }
 
-// CloseAll stops every browser this process started, and the HTTP server.
-// Call it from a suite's AfterSuite or TestMain; Shared starts a new browser
-// afterwards if asked.
+// CloseAll stops every browser this process started, and the HTTP server,
+// and removes the profiles that dead processes left (a suite that crashed
+// before its AfterSuite). Call it from a suite's AfterSuite or TestMain, and
+// once more at the end of a run; Shared starts a new browser afterwards if
+// asked.
 func CloseAll() {
 	browsersMu.Lock()
 	bs := browsers
@@ -249,50 +254,11 @@ func CloseAll() {
 		wg.Go(b.close)
 	}
 	wg.Wait()
+	removeStaleProfiles()
 	stopServer()
 	availMu.Lock()
-	avail = map[availKey]string{}
+	avail = map[availKey]error{}
 	availMu.Unlock()
-}
-
-// killUsing SIGKILLs the processes whose command line holds
-// --user-data-dir=dir (Chromium passes it to every child), and says how many.
-func killUsing(dir string) int {
-	pids := processesUsing(dir)
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	return len(pids)
-}
-
-// processesUsing lists the processes started with --user-data-dir=dir
-// (dir has no space: os.MkdirTemp's name under the temporary folder).
-func processesUsing(dir string) []int {
-	want := []byte("--user-data-dir=" + dir)
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		// Chromium rewrites the title of its children: their cmdline can be
-		// one string with the arguments joined by spaces.
-		for arg := range bytes.FieldsFuncSeq(cmdline, func(r rune) bool { return r == 0 || r == ' ' }) {
-			if bytes.Equal(arg, want) {
-				pids = append(pids, pid)
-				break
-			}
-		}
-	}
-	return pids
 }
 
 // tab opens a new tab on b; cancel closes it. The tab is created on its
@@ -312,15 +278,53 @@ func (b *Browser) tab() (context.Context, context.CancelFunc, error) {
 		cancel()
 		return nil, nil, fmt.Errorf("opening a tab in %s: no answer in %v", b.Exec, b.cfg.Timeout)
 	}
-	return ctx, cancel, nil
+	// A renderer that dies leaves a call on the page waiting for its timeout:
+	// evalJS ends it at once when the tab says it crashed.
+	crashed := make(chan struct{})
+	var once sync.Once
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if _, ok := ev.(*inspector.EventTargetCrashed); ok {
+			once.Do(func() { close(crashed) })
+		}
+	}); err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("opening a tab in %s: %w", b.Exec, err)
+	}
+	return context.WithValue(ctx, crashedKey{}, crashed), cancel, nil
 }
 
+// crashedKey holds, in a tab's context, a channel closed when its page crashes.
+type crashedKey struct{}
+
 // evalJS evaluates expr (a promise is awaited) in the tab and decodes the
-// result into T, with the config's timeout.
+// result into T, with the config's timeout. A dead renderer or browser gives
+// a *CrashError.
 func evalJS[T any](ctx context.Context, timeout time.Duration, expr string) (T, error) {
+	crashed, _ := ctx.Value(crashedKey{}).(chan struct{})
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if crashed != nil {
+		go func() {
+			select {
+			case <-crashed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err == nil {
+		return v, nil
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return v, &CrashError{Browser: true, Err: err}
+	}
+	select {
+	case <-crashed: // a nil channel (no tab context) never is
+		return v, &CrashError{Err: err}
+	default:
+	}
 	var exc *chromedp.ExceptionError
 	if errors.As(err, &exc) && exc.ExceptionDetails != nil {
 		d := exc.ExceptionDetails

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -25,6 +26,9 @@ const sileroV5 = ".hwtest/models/npm/@ricky0123/vad-web@0.0.31/dist/silero_vad_v
 var ortErr error
 
 func TestMain(m *testing.M) {
+	if provider := os.Getenv(helperEnv); provider != "" {
+		os.Exit(browserHelper(provider))
+	}
 	ortErr = initORT()
 	code := m.Run()
 	CloseAll() // no browser outlives the test binary
@@ -364,6 +368,24 @@ func TestAvailableReasons(t *testing.T) {
 	if r := Available(Config{}, "cuda", ""); !strings.Contains(r, "unknown browser provider") {
 		t.Errorf("cuda: %q", r)
 	}
+	// The same reasons, typed.
+	for _, c := range []struct {
+		cfg      Config
+		provider string
+		why      error
+	}{
+		{Config{StateDir: dir}, "wasm", ErrNotInstalled},
+		{cfg, "webgpu", ErrNotInstalled},
+		{cfg, "webnn", ErrNotInstalled},
+		{Config{}, "cuda", nil},
+	} {
+		err := Check(c.cfg, c.provider, "")
+		var u *UnavailableError
+		if !errors.Is(err, ErrUnavailable) || !errors.As(err, &u) || u.Provider != c.provider || u.Why != c.why ||
+			err.Error() != Available(c.cfg, c.provider, "") {
+			t.Errorf("%s: %#v", c.provider, err)
+		}
+	}
 }
 
 func TestParsePlacement(t *testing.T) {
@@ -552,6 +574,12 @@ func TestCloseAllLeavesNoProcess(t *testing.T) {
 		}
 		if _, err := os.Stat(sb.userDataDir); err == nil {
 			t.Errorf("profile folder %s not removed", sb.userDataDir)
+		}
+	}
+	entries, _ := os.ReadDir(profileRoot())
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ownerTag(os.Getpid())+"-") {
+			t.Errorf("profile %s of this process left after CloseAll", e.Name())
 		}
 	}
 }

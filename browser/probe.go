@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,7 +89,7 @@ type availKey struct {
 
 var (
 	availMu sync.Mutex
-	avail   = map[availKey]string{}
+	avail   = map[availKey]error{}
 )
 
 // Available says why provider with bundle ("" = DefaultBundle) cannot run
@@ -97,6 +98,16 @@ var (
 // context (webnn). The answer is cached for the process (CloseAll clears it).
 // It starts the shared browser it needs.
 func Available(cfg Config, provider, bundle string) (reason string) {
+	if err := Check(cfg, provider, bundle); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// Check is [Available] as an error: nil when the target can run, else an
+// *UnavailableError (errors.Is it with ErrNotInstalled, ErrNoWebGPU,
+// ErrNoWebNN to tell why).
+func Check(cfg Config, provider, bundle string) error {
 	cfg = cfg.withDefaults()
 	if bundle == "" {
 		bundle = DefaultBundle
@@ -104,45 +115,49 @@ func Available(cfg Config, provider, bundle string) (reason string) {
 	key := availKey{cfg, provider, bundle}
 	availMu.Lock()
 	defer availMu.Unlock()
-	if r, ok := avail[key]; ok {
-		return r
+	if err, ok := avail[key]; ok {
+		return err
 	}
-	r := available(cfg, provider, bundle)
-	avail[key] = r
-	return r
+	err := check(cfg, provider, bundle)
+	avail[key] = err
+	return err
 }
 
-func available(cfg Config, provider, bundle string) string {
+func check(cfg Config, provider, bundle string) error {
 	switch provider {
 	case "wasm", "webgpu", "webnn":
 	default:
-		return fmt.Sprintf("unknown browser provider %q (want wasm, webgpu or webnn)", provider)
+		return unavailable(provider, nil, nil, "unknown browser provider %q (want wasm, webgpu or webnn)", provider)
 	}
 	if p := filepath.Join(cfg.DistDir(), bundle); !isFile(p) {
-		return fmt.Sprintf("onnxruntime-web dist missing: no %s (%s)", p, setupHint)
+		return unavailable(provider, ErrNotInstalled, nil, "onnxruntime-web dist missing: no %s (%s)", p, setupHint)
 	}
 	exe := cfg.Chromium
 	if provider == "webnn" {
 		exe = cfg.WebNNChromium
 	}
 	if !isFile(exe) {
-		return fmt.Sprintf("chromium not found at %s (%s)", exe, setupHint)
+		return unavailable(provider, ErrNotInstalled, nil, "chromium not found at %s (%s)", exe, setupHint)
 	}
 	b, err := Shared(cfg, provider == "webnn")
 	if err != nil {
-		return err.Error()
+		var u *UnavailableError
+		if errors.As(err, &u) {
+			return err
+		}
+		return unavailable(provider, nil, err, "%s", err)
 	}
 	switch provider {
 	case "webgpu":
 		if _, err := b.Adapter(); err != nil {
-			return fmt.Sprintf("WebGPU in %s (%s): %v", b.Version, b.Exec, err)
+			return unavailable(provider, ErrNoWebGPU, err, "WebGPU in %s (%s): %v", b.Version, b.Exec, err)
 		}
 	case "webnn":
 		if e := b.WebNNContexts()["cpu"]; e != "" {
-			return fmt.Sprintf("WebNN in %s (%s): navigator.ml.createContext({deviceType:'cpu'}) failed: %s", b.Version, b.Exec, e)
+			return unavailable(provider, ErrNoWebNN, nil, "WebNN in %s (%s): navigator.ml.createContext({deviceType:'cpu'}) failed: %s", b.Version, b.Exec, e)
 		}
 	}
-	return ""
+	return nil
 }
 
 func isFile(p string) bool {

@@ -22,8 +22,9 @@ var harnessJS []byte
 //	/page/ID/BUNDLE           a page that loads /d/ID/BUNDLE and /harness.js
 //	/m/ID/NAME                a registered model file
 type server struct {
-	srv  *http.Server
-	base string // http://127.0.0.1:PORT
+	srv   *http.Server
+	base  string          // http://127.0.0.1:PORT
+	hosts map[string]bool // the Host headers it answers: 127.0.0.1:PORT, localhost:PORT
 
 	mu     sync.Mutex
 	dists  map[string]string // id → dir
@@ -47,8 +48,10 @@ func getServer() (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local HTTP server: %w", err)
 	}
+	port := ln.Addr().(*net.TCPAddr).Port
 	s := &server{
 		base:   "http://" + ln.Addr().String(),
+		hosts:  map[string]bool{fmt.Sprintf("127.0.0.1:%d", port): true, fmt.Sprintf("localhost:%d", port): true},
 		dists:  map[string]string{},
 		distID: map[string]string{},
 		models: map[string]string{},
@@ -99,6 +102,13 @@ func (s *server) pageURL(dir, bundle string) string {
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A page on any web site can resolve its own host name to 127.0.0.1 (DNS
+	// rebinding) and then read this server as same-origin: its requests carry
+	// that host name. Only our own names are answered.
+	if !s.hosts[strings.ToLower(r.Host)] {
+		http.Error(w, "host not allowed: this server answers only to 127.0.0.1 and localhost on its port", http.StatusForbidden)
+		return
+	}
 	h := w.Header()
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Embedder-Policy", "require-corp")
@@ -122,7 +132,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		dir, ok := s.dists[parts[1]]
 		s.mu.Unlock()
 		if !ok || strings.Contains(parts[2], "..") {
-			http.NotFound(w, r)
+			notFound(w, r)
 			return
 		}
 		serveFile(w, r, filepath.Join(dir, filepath.FromSlash(parts[2])))
@@ -131,20 +141,35 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		file, ok := s.models[parts[1]]
 		s.mu.Unlock()
 		if !ok {
-			http.NotFound(w, r)
+			notFound(w, r)
 			return
 		}
 		h.Set("Cache-Control", "no-store")
 		serveFile(w, r, file)
 	default:
-		http.NotFound(w, r)
+		notFound(w, r)
 	}
 }
 
+// serveFile serves a regular file; anything else (missing, a folder) is not
+// found. http.ServeFile is not used: it lists folders and redirects.
 func serveFile(w http.ResponseWriter, r *http.Request, file string) {
-	if _, err := os.Stat(file); err != nil {
-		http.Error(w, err.Error(), http.StatusNotFound)
+	f, err := os.Open(file)
+	if err != nil {
+		notFound(w, r)
 		return
 	}
-	http.ServeFile(w, r, file)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		notFound(w, r)
+		return
+	}
+	http.ServeContent(w, r, st.Name(), st.ModTime(), f)
+}
+
+// notFound names the request path only: where the files live on this machine
+// is none of the page's business.
+func notFound(w http.ResponseWriter, r *http.Request) {
+	http.Error(w, "404 not found: "+r.URL.Path, http.StatusNotFound)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -115,7 +114,7 @@ func (b *Browser) Open(modelPath, provider, bundle string) (*Session, error) {
 	}
 	dist := b.cfg.DistDir()
 	if _, err := os.Stat(filepath.Join(dist, bundle)); err != nil {
-		return nil, fmt.Errorf("onnxruntime-web bundle %s missing (%s): %w", filepath.Join(dist, bundle), setupHint, err)
+		return nil, unavailable(provider, ErrNotInstalled, err, "onnxruntime-web bundle %s missing (%s): %v", filepath.Join(dist, bundle), setupHint, err)
 	}
 	abs, err := filepath.Abs(modelPath)
 	if err != nil {
@@ -201,7 +200,7 @@ func callPage(ctx context.Context, timeout time.Duration, name, argsJSON string,
 		return err
 	}
 	if res.Err != nil {
-		return errors.New(*res.Err)
+		return pageError(*res.Err)
 	}
 	if out != nil {
 		return json.Unmarshal(res.OK, out)
