@@ -16,6 +16,7 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/hwtest/hwtest/internal/testenv"
 	"github.com/hwtest/hwtest/layout"
 )
 
@@ -58,9 +59,7 @@ func repoFile(path string) string {
 // requireBrowser skips t, saying why, when provider/bundle cannot run here.
 func requireBrowser(t *testing.T, provider, bundle string) {
 	t.Helper()
-	if r := Available(Config{}, provider, bundle); r != "" {
-		t.Skipf("%s/%s unavailable: %s", provider, bundle, r)
-	}
+	testenv.Need(t, provider+"/"+bundle+" in Chromium (make setup)", Available(Config{}, provider, bundle))
 }
 
 // vadChunk is one 512-sample chunk (32 ms at 16 kHz) of a tone under noise,
@@ -142,13 +141,10 @@ func median(d []time.Duration) time.Duration {
 // the others' errors are logged, not hidden and not asserted (on these
 // machines ort.webgpu.min.js's native WebGPU EP was seen far off).
 func TestSileroVAD(t *testing.T) {
-	if ortErr != nil {
-		t.Skipf("no reference: %v", ortErr)
-	}
+	testenv.Need(t, "ONNX Runtime (make setup), for the reference", ortErr)
 	model := repoFile(sileroV5)
-	if _, err := os.Stat(model); err != nil {
-		t.Skipf("Silero VAD v5 missing (run `make setup`): %v", err)
-	}
+	_, err := os.Stat(model)
+	testenv.Need(t, "Silero VAD v5 (make setup)", err)
 	native, err := ort.NewDynamicAdvancedSession(model, []string{"input", "state", "sr"}, []string{"output", "stateN"}, nil)
 	if err != nil {
 		t.Fatalf("native session: %v", err)
@@ -357,7 +353,7 @@ func TestAvailableReasons(t *testing.T) {
 	}
 	cfg := Config{Chromium: "/nonexistent/chromium", WebNNChromium: "/nonexistent/webnn-chromium"}
 	if !isFile(filepath.Join(cfg.DistDir(), DefaultBundle)) {
-		t.Skipf("onnxruntime-web dist missing (run `make setup`)")
+		testenv.Need(t, "onnxruntime-web (make setup)", "no "+filepath.Join(cfg.DistDir(), DefaultBundle))
 	}
 	for _, p := range []string{"wasm", "webgpu", "webnn"} {
 		r := Available(cfg, p, "")

@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/hwtest/hwtest/internal/testenv"
 )
 
 // onnxruntime-web's kernel failures are typed, their text unchanged.
@@ -38,7 +39,7 @@ func TestCrashIsTyped(t *testing.T) {
 	requireBrowser(t, "wasm", "")
 	model := repoFile(sileroV5)
 	if !isFile(model) {
-		t.Skip("Silero VAD v5 missing (run `make setup`)")
+		testenv.Need(t, "Silero VAD v5 (make setup)", "no "+model)
 	}
 	b, err := Shared(Config{}, false)
 	if err != nil {

@@ -116,6 +116,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(binDir)
+	// At the end, remove the Chromium profiles of suites that crashed before their
+	// AfterSuite (CloseAll removes dead processes' profiles), so a run leaves none.
+	defer runtime.Shutdown()
 	// Detection is stored with the run, and each result names its device.
 	rts := hardware.Targets(o.Catalogs.Targets)
 	det := hardware.Detect(ctx, rts...)

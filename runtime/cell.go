@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hwtest/hwtest/browser"
 	"github.com/hwtest/hwtest/result"
 	"github.com/onsi/ginkgo/v2"
 )
@@ -256,6 +257,10 @@ func causeOf(err error) result.Cause {
 		return result.CauseMismatch
 	case errors.Is(err, ErrRunTimeout):
 		return result.CauseTimeout
+	case errors.Is(err, browser.ErrKernelFailed):
+		return result.CauseKernelFailed
+	case errors.Is(err, browser.ErrCrashed):
+		return result.CauseBrowser
 	}
 	return ""
 }
