@@ -30,10 +30,10 @@ const Dir = "generated"
 // ModulePath is the import path prefix of this module.
 const ModulePath = "github.com/hwtest/hwtest"
 
-// Generate renders one package per family present in the catalog
-// (generated/<family>/): a suite file, a targets file holding every target once
-// as the family's models run on it, and one file per model. Keys are
-// slash-separated paths relative to the repository root.
+// Generate renders the targets of hardware.yaml once (generated/targets/) and one
+// package per family present in the catalog (generated/<family>/): a suite file
+// and one file per model. Keys are slash-separated paths relative to the
+// repository root.
 func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	var errs []error
@@ -52,6 +52,13 @@ func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 		return nil, errors.Join(errs...)
 	}
 	vars := targetVars(c.Targets)
+	f, err := targetsFile(c.Targets, vars)
+	if err == nil {
+		err = renderTo(files, path.Join(TargetsDir, "targets.go"), f)
+	}
+	if err != nil {
+		return nil, err
+	}
 	for _, family := range catalog.Families { // fixed order: never range over the map
 		models := byFamily[family]
 		if len(models) == 0 {
@@ -60,15 +67,8 @@ func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 		dir := path.Join(Dir, family)
 		pkg := PackageName(family)
 		// Taken first, so a model id cannot claim these names.
-		names := map[string]string{pkg + "_suite_test.go": "\x00suite", targetsFileName: "\x00targets"}
-		f, err := targetsFile(dir, pkg, family, c.Targets, vars)
-		if err == nil {
-			err = renderTo(files, path.Join(dir, targetsFileName), f)
-		}
-		if err == nil {
-			err = renderTo(files, path.Join(dir, pkg+"_suite_test.go"), suiteFile(dir, pkg, family))
-		}
-		if err != nil {
+		names := map[string]string{pkg + "_suite_test.go": "\x00suite"}
+		if err := renderTo(files, path.Join(dir, pkg+"_suite_test.go"), suiteFile(dir, pkg, family)); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", family, err))
 			continue
 		}
@@ -89,17 +89,16 @@ func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 	return files, nil
 }
 
-// targetsFileName holds a family package's targets.
-const targetsFileName = "targets_test.go"
+// TargetsDir is the package holding hardware.yaml's targets, once for every suite.
+const TargetsDir = Dir + "/targets"
 
-// targetVars names the Go variable of each target id: "webgpu-native" →
-// "targetWebgpuNative"; ids that would spell the same name get a numeric suffix.
+// targetVars names the exported Go variable of each target id: "webgpu-native" →
+// "WebgpuNative"; ids that would spell the same name get a numeric suffix.
 func targetVars(targets []catalog.Target) map[string]string {
 	vars := map[string]string{}
 	used := map[string]bool{}
 	for _, t := range targets {
 		var b strings.Builder
-		b.WriteString("target")
 		upper := true
 		for _, r := range t.ID {
 			if r >= unicode.MaxASCII || !(unicode.IsLetter(r) || unicode.IsDigit(r)) {
@@ -112,9 +111,13 @@ func targetVars(targets []catalog.Target) map[string]string {
 			b.WriteRune(r)
 			upper = false
 		}
-		name := b.String()
+		base := b.String()
+		if base == "" || unicode.IsDigit(rune(base[0])) {
+			base = "Target" + base // an identifier cannot start with a digit
+		}
+		name := base
 		for i := 2; used[name]; i++ {
-			name = fmt.Sprintf("%s%d", b.String(), i)
+			name = fmt.Sprintf("%s%d", base, i)
 		}
 		used[name] = true
 		vars[t.ID] = name
@@ -188,19 +191,23 @@ func suiteFile(dir, pkg, family string) *jen.File {
 
 func exported(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
-// targetsFile holds every target of hardware.yaml once, as the family's models see
-// it (hardware.yaml's expect is per family, so ExpectFail is exact here):
+// targetsFile holds every target of hardware.yaml once, for every family's suites
+// (a cell reads the expect of its model's family):
+//
+//	package targets
 //
 //	var (
-//		targetCpu = runtime.Target{...}
+//		Cpu = runtime.Target{...}
 //		...
 //	)
-func targetsFile(dir, pkg, family string, targets []catalog.Target, vars map[string]string) (*jen.File, error) {
-	f := newFile(dir, pkg)
-	f.Commentf("The targets of hardware.yaml as %s models run on them.", family)
+func targetsFile(targets []catalog.Target, vars map[string]string) (*jen.File, error) {
+	f := jen.NewFilePathName(ModulePath+"/"+TargetsDir, "targets")
+	f.HeaderComment(Header)
+	f.HeaderComment("To refresh: go generate ./... (or hwtest generate).")
+	f.PackageComment("Package targets is hardware.yaml's targets, as every generated suite runs them.")
 	var defs []jen.Code
 	for _, t := range targets {
-		lit, err := templates.Literal(spec.TargetOf(t, family))
+		lit, err := templates.Literal(spec.TargetOf(t))
 		if err != nil {
 			return nil, fmt.Errorf("target %q: %w", t.ID, err)
 		}
@@ -215,7 +222,7 @@ func targetsFile(dir, pkg, family string, targets []catalog.Target, vars map[str
 //	var _ = Describe("silero-vad-v5", Label("model:silero-vad-v5", "family:audio"), func() {
 //		model := runtime.Model{...}
 //		specs := func(cell *runtime.Cell) { BeforeAll(cell.Open); ...; It(...) }
-//		Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewCell(model, targetCpu)) })
+//		Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewCell(model, targets.Cpu)) })
 //	})
 func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target, vars map[string]string) (*jen.File, error) {
 	family, ok := templates.FamilyFor(m.Family, m.Architecture)
@@ -244,7 +251,7 @@ func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target, vars 
 	}
 	for _, t := range targets {
 		tt, _ := templates.TargetFor(t) // Generate checked every target has one
-		body = append(body, tt.Context(t, "model", vars[t.ID], "specs"))
+		body = append(body, tt.Context(t, "model", jen.Qual(ModulePath+"/"+TargetsDir, vars[t.ID]), "specs"))
 	}
 	f := newFile(dir, pkg)
 	f.Var().Id("_").Op("=").Id("Describe").Call(

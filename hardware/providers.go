@@ -13,7 +13,7 @@ import (
 func Targets(ts []catalog.Target) []runtime.Target {
 	out := make([]runtime.Target, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, spec.TargetOf(t, ""))
+		out = append(out, spec.TargetOf(t))
 	}
 	return out
 }

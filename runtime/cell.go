@@ -223,8 +223,8 @@ func (c *Cell) passReason() string {
 	if c.passStatus() == result.StatusPartial {
 		why = append(why, c.placement.Summary(c.Target.EP()))
 	}
-	if c.Target.ExpectFail != "" {
-		why = append(why, "unexpected pass: hardware.yaml declares this family incompatible with "+c.Target.ID+": "+c.Target.ExpectFail)
+	if c.Target.ExpectFail(c.Model.Family) != "" {
+		why = append(why, "unexpected pass: hardware.yaml declares this family incompatible with "+c.Target.ID+": "+c.Target.ExpectFail(c.Model.Family))
 	}
 	return strings.Join(why, "; ")
 }
@@ -238,8 +238,8 @@ func (c *Cell) fail(check string, err error) {
 // hardware.yaml declared it, else as a failure.
 func (c *Cell) finish(check string, status result.Status, err error, worst *result.Deviation) {
 	ginkgo.GinkgoHelper()
-	if c.Target.ExpectFail != "" {
-		c.record(check, result.StatusExpectedFail, fmt.Sprintf("%s (declared: %s)", err, c.Target.ExpectFail), func(r *result.CellReport) { r.Cause = causeOf(err) })
+	if c.Target.ExpectFail(c.Model.Family) != "" {
+		c.record(check, result.StatusExpectedFail, fmt.Sprintf("%s (declared: %s)", err, c.Target.ExpectFail(c.Model.Family)), func(r *result.CellReport) { r.Cause = causeOf(err) })
 		ginkgo.Skip(fmt.Sprintf("expected-fail: %v", err))
 	}
 	c.record(check, status, err.Error(), func(r *result.CellReport) { r.Worst, r.Cause = worst, causeOf(err) })

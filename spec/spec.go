@@ -73,10 +73,14 @@ type Target struct {
 	Precision string
 	Tolerance Tolerance
 	Fallback  []string
-	// ExpectFail is hardware.yaml's reason this target cannot run the family of
-	// the models it is used for; "" when it should.
-	ExpectFail string
+	// Expect is hardware.yaml's expect: per family, the reason this target is
+	// declared unable to run it.
+	Expect map[string]string
 }
+
+// ExpectFail is the reason hardware.yaml declares this target unable to run a
+// family; "" when it should run it.
+func (t Target) ExpectFail(family string) string { return t.Expect[family] }
 
 // CPUProvider is ONNX Runtime's name for the default execution provider.
 const CPUProvider = "CPUExecutionProvider"
@@ -129,17 +133,15 @@ func ModelOf(m catalog.Model) Model {
 	return out
 }
 
-// TargetOf is the one conversion of a hardware.yaml target, for the models of one
-// family: hardware.yaml's expect is per family, so ExpectFail is exact. family ""
-// gives the target with no expectation (probing, detection). Probe is not carried:
+// TargetOf is the one conversion of a hardware.yaml target. Probe is not carried:
 // probing reads Runner and Provider.
-func TargetOf(t catalog.Target, family string) Target {
+func TargetOf(t catalog.Target) Target {
 	return Target{
 		ID: t.ID, Name: t.Name, Runner: t.Runner, Provider: t.Provider, Bundle: t.Bundle,
-		Options:    maps.Clone(t.Options),
-		Precision:  t.Precision,
-		Tolerance:  Tolerance{RTol: t.Tolerance.RTol, ATol: t.Tolerance.ATol},
-		Fallback:   slices.Clone(t.Fallback),
-		ExpectFail: t.Expect[family],
+		Options:   maps.Clone(t.Options),
+		Precision: t.Precision,
+		Tolerance: Tolerance{RTol: t.Tolerance.RTol, ATol: t.Tolerance.ATol},
+		Fallback:  slices.Clone(t.Fallback),
+		Expect:    maps.Clone(t.Expect),
 	}
 }

@@ -26,7 +26,7 @@ type filler struct {
 }
 
 // mapKey is the key of every map it fills: hardware.yaml's expect is keyed by
-// family, and TargetOf reads the key of the family it is given.
+// family; any key serves.
 const mapKey = "audio"
 
 func (f *filler) next(path string) (int, bool) {
@@ -125,7 +125,7 @@ func TestConverterCarriesEveryField(t *testing.T) {
 		convert func(change int) (any, []string)
 	}{
 		{"ModelOf", func(change int) (any, []string) { m, p := fullModel(change); return spec.ModelOf(m), p }},
-		{"TargetOf", func(change int) (any, []string) { tg, p := fullTarget(change); return spec.TargetOf(tg, mapKey), p }},
+		{"TargetOf", func(change int) (any, []string) { tg, p := fullTarget(change); return spec.TargetOf(tg), p }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			base, paths := c.convert(0)
@@ -153,7 +153,7 @@ func TestLiteralEvaluatesToConverterValue(t *testing.T) {
 	}
 	cm, _ := fullModel(0)
 	ct, _ := fullTarget(0)
-	model, target := spec.ModelOf(cm), spec.TargetOf(ct, mapKey)
+	model, target := spec.ModelOf(cm), spec.TargetOf(ct)
 	assertNoZeroField(t, "spec.Model", reflect.ValueOf(model))
 	assertNoZeroField(t, "spec.Target", reflect.ValueOf(target))
 

@@ -188,10 +188,11 @@ func (f FamilyTemplate) Specs(m catalog.Model, cell string) ([]jen.Code, error) 
 // TargetTemplate emits the Context for one target of a model. Runner selects it.
 type TargetTemplate struct {
 	Runner string
-	// Context renders the target's Context, given the names of the model's
-	// variable, of the target's variable (emitted once per family package by
-	// the generator) and of the func that declares the model's specs on a cell.
-	Context func(t catalog.Target, model, target, specs string) jen.Code
+	// Context renders the target's Context, given the name of the model's
+	// variable, the target's value (a variable the generator emits once, in
+	// package targets) and the name of the func that declares the model's specs
+	// on a cell.
+	Context func(t catalog.Target, model string, target jen.Code, specs string) jen.Code
 }
 
 // Targets is the target table, one template per runner.
@@ -212,15 +213,15 @@ func TargetFor(t catalog.Target) (TargetTemplate, bool) {
 
 // cellContext renders, on one line:
 //
-//	Context("cuda", Ordered, Label("hw:cuda"), func() { specs(runtime.NewCell(model, targetCuda)) })
+//	Context("cuda", Ordered, Label("hw:cuda"), func() { specs(runtime.NewCell(model, targets.Cuda)) })
 //
 // Ordered, so one session serves every spec of the cell and a failed Open skips the
 // rest instead of failing each of them for the same reason.
-func cellContext(t catalog.Target, model, target, specs string) jen.Code {
+func cellContext(t catalog.Target, model string, target jen.Code, specs string) jen.Code {
 	return ginkgo("Context").Call(
 		jen.Lit(t.ID), ginkgo("Ordered"), ginkgo("Label").Call(jen.Lit(result.TargetLabel(t.ID))),
 		jen.Func().Params().Custom(jen.Options{Open: "{ ", Close: " }"},
-			jen.Id(specs).Call(jen.Qual(RuntimePath, "NewCell").Call(jen.Id(model), jen.Id(target)))),
+			jen.Id(specs).Call(jen.Qual(RuntimePath, "NewCell").Call(jen.Id(model), target))),
 	)
 }
 

@@ -77,7 +77,7 @@ func checkRun(opts *CheckOptions) error {
 		}
 		observed := latestStatuses(opts.Globals, id)
 		for _, t := range c.Targets {
-			ep := spec.TargetOf(t, "").EP()
+			ep := spec.TargetOf(t).EP()
 			results = append(results, checkResult{Target: t.ID, Prediction: diagnose.Predict(s.Ops, ep), Observed: observed[t.ID]})
 		}
 	}

@@ -4,6 +4,7 @@
 package audio_test
 
 import (
+	targets "github.com/hwtest/hwtest/generated/targets"
 	runtime "github.com/hwtest/hwtest/runtime"
 	. "github.com/onsi/ginkgo/v2"
 )
@@ -27,18 +28,18 @@ var _ = Describe("whisper-tiny", Label("model:whisper-tiny", "family:audio", "ta
 		It("agrees with the CPU reference", func() { cell.Check(runtime.OutputsAgree) })
 		It("predicts the CPU's token at every position", func() { cell.Check(runtime.ArgmaxAgrees) })
 	}
-	Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewCell(model, targetCpu)) })
-	Context("cuda", Ordered, Label("hw:cuda"), func() { specs(runtime.NewCell(model, targetCuda)) })
-	Context("tensorrt", Ordered, Label("hw:tensorrt"), func() { specs(runtime.NewCell(model, targetTensorrt)) })
-	Context("rocm", Ordered, Label("hw:rocm"), func() { specs(runtime.NewCell(model, targetRocm)) })
-	Context("coreml", Ordered, Label("hw:coreml"), func() { specs(runtime.NewCell(model, targetCoreml)) })
-	Context("openvino", Ordered, Label("hw:openvino"), func() { specs(runtime.NewCell(model, targetOpenvino)) })
-	Context("qnn", Ordered, Label("hw:qnn"), func() { specs(runtime.NewCell(model, targetQnn)) })
-	Context("directml", Ordered, Label("hw:directml"), func() { specs(runtime.NewCell(model, targetDirectml)) })
-	Context("xnnpack", Ordered, Label("hw:xnnpack"), func() { specs(runtime.NewCell(model, targetXnnpack)) })
-	Context("webgpu-ort", Ordered, Label("hw:webgpu-ort"), func() { specs(runtime.NewCell(model, targetWebgpuOrt)) })
-	Context("webgpu", Ordered, Label("hw:webgpu"), func() { specs(runtime.NewCell(model, targetWebgpu)) })
-	Context("webgpu-native", Ordered, Label("hw:webgpu-native"), func() { specs(runtime.NewCell(model, targetWebgpuNative)) })
-	Context("webnn", Ordered, Label("hw:webnn"), func() { specs(runtime.NewCell(model, targetWebnn)) })
-	Context("wasm", Ordered, Label("hw:wasm"), func() { specs(runtime.NewCell(model, targetWasm)) })
+	Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewCell(model, targets.Cpu)) })
+	Context("cuda", Ordered, Label("hw:cuda"), func() { specs(runtime.NewCell(model, targets.Cuda)) })
+	Context("tensorrt", Ordered, Label("hw:tensorrt"), func() { specs(runtime.NewCell(model, targets.Tensorrt)) })
+	Context("rocm", Ordered, Label("hw:rocm"), func() { specs(runtime.NewCell(model, targets.Rocm)) })
+	Context("coreml", Ordered, Label("hw:coreml"), func() { specs(runtime.NewCell(model, targets.Coreml)) })
+	Context("openvino", Ordered, Label("hw:openvino"), func() { specs(runtime.NewCell(model, targets.Openvino)) })
+	Context("qnn", Ordered, Label("hw:qnn"), func() { specs(runtime.NewCell(model, targets.Qnn)) })
+	Context("directml", Ordered, Label("hw:directml"), func() { specs(runtime.NewCell(model, targets.Directml)) })
+	Context("xnnpack", Ordered, Label("hw:xnnpack"), func() { specs(runtime.NewCell(model, targets.Xnnpack)) })
+	Context("webgpu-ort", Ordered, Label("hw:webgpu-ort"), func() { specs(runtime.NewCell(model, targets.WebgpuOrt)) })
+	Context("webgpu", Ordered, Label("hw:webgpu"), func() { specs(runtime.NewCell(model, targets.Webgpu)) })
+	Context("webgpu-native", Ordered, Label("hw:webgpu-native"), func() { specs(runtime.NewCell(model, targets.WebgpuNative)) })
+	Context("webnn", Ordered, Label("hw:webnn"), func() { specs(runtime.NewCell(model, targets.Webnn)) })
+	Context("wasm", Ordered, Label("hw:wasm"), func() { specs(runtime.NewCell(model, targets.Wasm)) })
 })

@@ -4,6 +4,7 @@
 package audio_test
 
 import (
+	targets "github.com/hwtest/hwtest/generated/targets"
 	runtime "github.com/hwtest/hwtest/runtime"
 	. "github.com/onsi/ginkgo/v2"
 )
@@ -27,7 +28,7 @@ var _ = Describe("vad", Label("model:vad", "family:audio"), func() {
 		It("agrees with the CPU reference", func() { cell.Check(runtime.OutputsAgree) })
 		It("carries streaming state across chunks like the CPU", func() { cell.Check(runtime.StreamingStateAgrees) })
 	}
-	Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewCell(model, targetCpu)) })
-	Context("cuda", Ordered, Label("hw:cuda"), func() { specs(runtime.NewCell(model, targetCuda)) })
-	Context("wasm", Ordered, Label("hw:wasm"), func() { specs(runtime.NewCell(model, targetWasm)) })
+	Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewCell(model, targets.Cpu)) })
+	Context("cuda", Ordered, Label("hw:cuda"), func() { specs(runtime.NewCell(model, targets.Cuda)) })
+	Context("wasm", Ordered, Label("hw:wasm"), func() { specs(runtime.NewCell(model, targets.Wasm)) })
 })

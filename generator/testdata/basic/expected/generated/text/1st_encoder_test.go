@@ -4,6 +4,7 @@
 package text_test
 
 import (
+	targets "github.com/hwtest/hwtest/generated/targets"
 	runtime "github.com/hwtest/hwtest/runtime"
 	. "github.com/onsi/ginkgo/v2"
 )
@@ -25,7 +26,7 @@ var _ = Describe("1st-encoder", Label("model:1st-encoder", "family:text"), func(
 		It("pools to embeddings with cosine >= 0.999 to the CPU's", func() { cell.Check(runtime.PooledEmbeddingCosine) })
 		It("ignores masked padding tokens", func() { cell.Check(runtime.PaddingIgnored) })
 	}
-	Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewCell(model, targetCpu)) })
-	Context("cuda", Ordered, Label("hw:cuda"), func() { specs(runtime.NewCell(model, targetCuda)) })
-	Context("wasm", Ordered, Label("hw:wasm"), func() { specs(runtime.NewCell(model, targetWasm)) })
+	Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewCell(model, targets.Cpu)) })
+	Context("cuda", Ordered, Label("hw:cuda"), func() { specs(runtime.NewCell(model, targets.Cuda)) })
+	Context("wasm", Ordered, Label("hw:wasm"), func() { specs(runtime.NewCell(model, targets.Wasm)) })
 })
