@@ -48,7 +48,9 @@ func initORT() error {
 		return fmt.Errorf("ONNX Runtime library not found at %s (run `make setup`): %w", p, err)
 	}
 	ort.SetSharedLibraryPath(p)
-	return ort.InitializeEnvironment(ort.WithLogLevelError())
+	err = ort.InitializeEnvironment(ort.WithLogLevelError())
+	layout.RemoveORTDebugLog()
+	return err
 }
 
 // repoFile is path under the repository root.

@@ -63,3 +63,13 @@ func LibraryPath() (string, error) {
 }
 
 func isFile(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// ORTDebugLog is the empty file the telemetry SDK inside ONNX Runtime's Linux
+// build (1DS, "MATSDK") creates for every process that initialises ONNX Runtime:
+// one per suite process, left in /tmp forever.
+func ORTDebugLog() string { return fmt.Sprintf("/tmp/mat-debug-%d.log", os.Getpid()) }
+
+// RemoveORTDebugLog removes this process's ORTDebugLog; call it right after
+// initialising ONNX Runtime, so nothing is left in /tmp even when the process
+// crashes later. Unlinking a file the SDK may hold open is harmless on Linux.
+func RemoveORTDebugLog() { _ = os.Remove(ORTDebugLog()) }

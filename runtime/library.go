@@ -77,6 +77,7 @@ func initialise() (Library, error) {
 	if err := ort.InitializeEnvironment(ort.WithLogLevelFatal()); err != nil {
 		return Library{}, initError(path, err)
 	}
+	layout.RemoveORTDebugLog()
 	return Library{Path: path, SHA256: sum, Version: ort.GetVersion()}, nil
 }
 

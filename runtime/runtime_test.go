@@ -12,6 +12,7 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/hwtest/hwtest/internal/testenv"
+	"github.com/hwtest/hwtest/layout"
 	"github.com/hwtest/hwtest/zoo"
 )
 
@@ -380,5 +381,15 @@ func TestFixtureOverrides(t *testing.T) {
 	m.Inputs["input_idz"] = Input{Dims: []int64{1, 4}}
 	if _, _, err := OpenRun(m, p, p, cpu); err == nil || !strings.Contains(err.Error(), `input override "input_idz": the model has no such input`) {
 		t.Errorf("typo'd override on a fixture: %v", err)
+	}
+}
+
+// Initialising ONNX Runtime leaves nothing in /tmp: its Linux build's telemetry SDK
+// creates /tmp/mat-debug-<pid>.log for every process (100 of them were left by one
+// session's runs).
+func TestInitLeavesNoFileInTmp(t *testing.T) {
+	requireORT(t)
+	if _, err := os.Stat(layout.ORTDebugLog()); err == nil {
+		t.Errorf("%s is left behind", layout.ORTDebugLog())
 	}
 }

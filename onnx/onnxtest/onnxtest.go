@@ -14,6 +14,7 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/hwtest/hwtest/internal/testenv"
 	"github.com/hwtest/hwtest/layout"
 )
 
@@ -45,15 +46,15 @@ func initialise() error {
 	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
 		return fmt.Errorf("initialising ONNX Runtime from %s (run `make setup` to reinstall it): %w", p, err)
 	}
+	layout.RemoveORTDebugLog()
 	return nil
 }
 
-// Require skips t when ONNX Runtime is not available, saying why.
+// Require skips t when ONNX Runtime is not available, saying why; under
+// HWTEST_REQUIRE=1 (make test) it fails instead.
 func Require(t testing.TB) {
 	t.Helper()
-	if unavailable != nil {
-		t.Skip(unavailable.Error())
-	}
+	testenv.Need(t, "ONNX Runtime (make setup)", unavailable)
 }
 
 // Tensor is an input or output: a shape and exactly one of Float or Int64.
