@@ -95,12 +95,28 @@ var (
 	appendName = re(`AppendExecutionProvider_(\w+?)(?:_V2)?:|SessionOptionsAppendExecutionProvider_(\w+?)(?:_V2)?:`)
 )
 
-var rules = []rule{
-	// The ONNX Runtime library itself.
-	{kind: WrongLibraryVersion, severity: Critical,
+// Rules that serve both tables below: ONNX Runtime's own text, and the causes
+// hwtest records.
+var (
+	libraryTooOld = rule{kind: WrongLibraryVersion, severity: Critical,
 		re:      re(`The requested API version \[(\d+)\] is not available(?:, only API versions \[1, (\d+)\])?|Error setting ORT API base: 2`),
 		summary: text("the ONNX Runtime library is older than the C API hwtest is built against (onnxruntime_go v1.27.0 needs API 24, ONNX Runtime >= 1.24)"),
-		rec:     recText("install ONNX Runtime >= 1.24: `make setup` (npm pack onnxruntime-node@1.30.0, libonnxruntime.so.1), or point ONNXRUNTIME_LIB at a libonnxruntime.so.1 of 1.24 or newer")},
+		rec:     recText("install ONNX Runtime >= 1.24: `make setup` (npm pack onnxruntime-node@1.30.0, libonnxruntime.so.1), or point ONNXRUNTIME_LIB at a libonnxruntime.so.1 of 1.24 or newer")}
+	timedOut = rule{kind: Timeout, severity: Error,
+		re:      re(`(?i)context deadline exceeded|Exiting due to terminate flag`),
+		summary: text("the run did not finish in time"),
+		rec:     recText("raise HWTEST_RUN_TIMEOUT (one inference) or `hwtest run --timeout` (whole process); a first run on TensorRT/MIGraphX/OpenVINO GPU includes engine compilation: enable their engine caches (trt_engine_cache_enable, migraphx_model_cache_dir, cache_dir)")}
+)
+
+// anyText is r matching whatever the reason says: for a cause that decides alone.
+func anyText(r rule) rule {
+	r.re = nil
+	return r
+}
+
+var rules = []rule{
+	// The ONNX Runtime library itself.
+	libraryTooOld,
 
 	// Drivers and devices.
 	{kind: MissingDriver, severity: Info,
@@ -225,10 +241,7 @@ var rules = []rule{
 		re:      re(`Got invalid dimensions for input: (\w+)|Unexpected input data type|invalid rank for input`),
 		summary: text("the inputs hwtest fed do not match the model's input metadata"),
 		rec:     recText("fix the model's `inputs:` overrides in models.yaml (dims, value ranges) to match the model's declared inputs (the message lists the model's inputs)")},
-	{kind: Timeout, severity: Error,
-		re:      re(`(?i)context deadline exceeded|Exiting due to terminate flag`),
-		summary: text("the run did not finish in time"),
-		rec:     recText("raise HWTEST_RUN_TIMEOUT (one inference) or `hwtest run --timeout` (whole process); a first run on TensorRT/MIGraphX/OpenVINO GPU includes engine compilation: enable their engine caches (trt_engine_cache_enable, migraphx_model_cache_dir, cache_dir)")},
+	timedOut,
 }
 
 func pluginRec(m []string, target, reason string) string {
@@ -325,9 +338,7 @@ func firstNonEmpty(xs ...string) string {
 // so third-party text inside a reason (ONNX Runtime's, Go's) can refine it.
 var causeRules = map[result.Cause][]rule{
 	result.CauseRuntimeLibrary: {
-		{kind: WrongLibraryVersion, severity: Critical, re: re(`The requested API version|Error setting ORT API base: 2`),
-			summary: text("the ONNX Runtime library is older than the C API hwtest is built against (onnxruntime_go v1.27.0 needs API 24, ONNX Runtime >= 1.24)"),
-			rec:     recText("install ONNX Runtime >= 1.24: `make setup` (npm pack onnxruntime-node@1.30.0, libonnxruntime.so.1), or point ONNXRUNTIME_LIB at a libonnxruntime.so.1 of 1.24 or newer")},
+		libraryTooOld, // ONNX Runtime's own words inside hwtest's message say which
 		{kind: MissingEPLibrary, severity: Critical,
 			summary: text("ONNX Runtime itself could not be loaded"),
 			rec:     recText("run `make setup` (installs libonnxruntime.so.1 from npm onnxruntime-node@1.30.0 into .hwtest/lib) or set ONNXRUNTIME_LIB to a libonnxruntime.so.1")},
@@ -346,9 +357,7 @@ var causeRules = map[result.Cause][]rule{
 	result.CausePartial: {{kind: UnsupportedOperator, severity: Info,
 		summary: text("the target ran, but some nodes fell back to the CPU (partial)"),
 		rec:     recText("`hwtest check MODEL` lists the operators the EP lacks; re-export with supported operators, or accept the CPU share the reason gives")}},
-	result.CauseTimeout: {{kind: Timeout, severity: Error,
-		summary: text("the run did not finish in time"),
-		rec:     recText("raise HWTEST_RUN_TIMEOUT (one inference) or `hwtest run --timeout` (whole process); a first run on TensorRT/MIGraphX/OpenVINO GPU includes engine compilation: enable their engine caches (trt_engine_cache_enable, migraphx_model_cache_dir, cache_dir)")}},
+	result.CauseTimeout: {anyText(timedOut)},
 	result.CauseCrash: {
 		{kind: OutOfMemory, severity: Critical, re: re(`fatal error: out of memory|runtime: out of memory|std::bad_alloc|signal: killed`),
 			summary: text("the suite process ran out of memory (a Go fatal error, or the kernel's OOM killer)"),
@@ -403,10 +412,9 @@ func Classify(status, target, reason string) Finding {
 	}
 	if !matched {
 		switch status {
-		case "mismatch":
-			f.Kind, f.Severity = PrecisionMismatch, Error
-			f.Summary = "outputs on the target differ from the CPU fp32 reference beyond tolerance"
-			f.Recommendation = "compare the worst element the report names; loosen the target's tolerance only within its precision's expected error"
+		case "mismatch": // a mismatch recorded without a cause (an older report)
+			r := causeRules[result.CauseMismatch][0]
+			f.Kind, f.Severity, f.Summary, f.Recommendation = r.kind, r.severity, r.summary(nil), r.rec(nil, target, reason)
 		case "error":
 			f.Severity = Error
 			f.Summary = "unrecognised error"
