@@ -359,7 +359,7 @@ var causeRules = map[result.Cause][]rule{
 		rec:     recText("`hwtest check MODEL` lists the operators the EP lacks; re-export with supported operators, or accept the CPU share the reason gives")}},
 	result.CauseTimeout: {anyText(timedOut)},
 	result.CauseCrash: {
-		{kind: OutOfMemory, severity: Critical, re: re(`fatal error: out of memory|runtime: out of memory|std::bad_alloc|signal: killed`),
+		{kind: OutOfMemory, severity: Critical, re: re(`fatal error: out of memory|runtime: out of memory|std::bad_alloc|signal: killed|crashed \(killed\)`),
 			summary: text("the suite process ran out of memory (a Go fatal error, or the kernel's OOM killer)"),
 			rec:     recText("use smaller input dims or batch in models.yaml, or a smaller size tier; a SIGKILL is usually the OOM killer (`dmesg`); rerun the model alone (`hwtest run --model ID --target T`)")},
 		{kind: Crash, severity: Critical,

@@ -241,7 +241,7 @@ func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target, vars 
 	if err != nil {
 		return nil, err
 	}
-	its, err := family.Specs(m, "cell")
+	its, err := family.Specs(m)
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,36 @@ func Lock(root string, waiting io.Writer) (unlock func(), err error) {
 	}, nil
 }
 
+// readLock takes a shared lock on root/generated for a reader (verify, a dry run):
+// it waits while a writer holds the lock, and creates nothing, so a read-only
+// checkout can still be verified. Without a lock file no writer has run here, and
+// there is nothing to wait for.
+func readLock(root string, waiting io.Writer) (unlock func(), err error) {
+	path := filepath.Join(root, Dir, lockName)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("generate lock: %w", err)
+	}
+	err = flock(f, syscall.LOCK_SH|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		if waiting != nil {
+			fmt.Fprintf(waiting, "waiting for generate lock held by %s on %s\n", holder(path), path)
+		}
+		err = flock(f, syscall.LOCK_SH)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("generate lock %s: %w", path, err)
+	}
+	return func() {
+		flock(f, syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
 func flock(f *os.File, how int) error {
 	for {
 		err := syscall.Flock(int(f.Fd()), how)

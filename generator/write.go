@@ -52,10 +52,10 @@ func Diff(root string, files map[string][]byte) ([]Change, error) {
 	return changes, nil
 }
 
-// Compare is Diff under the generate lock (see Lock), so it never reads a tree a
-// Write in another process is halfway through.
+// Compare is Diff under a shared generate lock (see readLock), so it never reads a
+// tree a Write in another process is halfway through.
 func Compare(root string, files map[string][]byte, waiting io.Writer) ([]Change, error) {
-	unlock, err := Lock(root, waiting)
+	unlock, err := readLock(root, waiting)
 	if err != nil {
 		return nil, err
 	}

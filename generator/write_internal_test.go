@@ -259,3 +259,38 @@ func TestWriteRemovesDebrisOfKilledWriter(t *testing.T) {
 		}
 	}
 }
+
+// A reader creates nothing (a read-only checkout can be verified) and readers do
+// not wait for each other.
+func TestCompareCreatesNothingAndShares(t *testing.T) {
+	root, files := oldTree(t)
+	lockFile := filepath.Join(root, Dir, lockName)
+	os.Remove(lockFile)
+	if _, err := Compare(root, files, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lockFile); err == nil {
+		t.Errorf("Compare created %s", lockFile)
+	}
+	unlock, err := Lock(root, nil) // a lock file, as after a first generate
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	held, err := readLock(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held()
+	var msg syncBuffer
+	done := make(chan error)
+	go func() { _, err := Compare(root, files, &msg); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil || msg.String() != "" {
+			t.Errorf("Compare beside another reader: %v, %q", err, msg.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Compare waited for another reader")
+	}
+}

@@ -52,8 +52,9 @@ type Result struct {
 	Matrix    matrix.Matrix
 	Failures  []matrix.ProcessFailure
 	ReportDir string
-	// Interrupted: ctx was cancelled (SIGINT/SIGTERM) before every model ran. The
-	// matrix holds the cells that finished; the running model's others say so.
+	// Interrupted: a signal (SIGINT/SIGTERM) stopped a model or kept models from
+	// starting. The matrix holds the cells that finished; the running model's
+	// others say so. A signal after the last model finished interrupts nothing.
 	Interrupted bool
 }
 
@@ -101,7 +102,17 @@ func LinkLatest(reports, id string) error {
 // Run builds, runs and collects. It returns an error only when it could not run at
 // all; failing cells are results, not errors. When ctx is cancelled it stops the
 // running suite, keeps every finished cell and writes the matrix all the same.
-func Run(ctx context.Context, o Options) (*Result, error) {
+func Run(ctx context.Context, o Options) (res *Result, err error) {
+	// A run that fails before any model ran leaves no folder; once one has run,
+	// its reports stay (an hour of results is never deleted for a later failure).
+	ran := false
+	defer func() {
+		if err != nil && !ran {
+			os.RemoveAll(o.OutDir)
+		} else if err != nil {
+			err = fmt.Errorf("%w (the reports of the models that ran are kept in %s)", err, o.OutDir)
+		}
+	}()
 	if !filepath.IsAbs(o.Root) || !filepath.IsAbs(o.OutDir) {
 		return nil, fmt.Errorf("runner: Root %q and OutDir %q must be absolute: suites run in their own folders", o.Root, o.OutDir)
 	}
@@ -137,9 +148,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var reports []types.Report
 	var failures []matrix.ProcessFailure
 	built := map[string]string{}
+	interrupted := false
 	for _, m := range o.Catalogs.Models {
 		if ctx.Err() != nil {
-			break // interrupted: the models not started are "not run"
+			interrupted = true
+			break // the models not started are "not run"
 		}
 		if len(wanted) > 0 && !wanted[m.ID] {
 			continue
@@ -149,6 +162,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			var err error
 			if bin, err = buildSuite(ctx, o, binDir, m.Family); err != nil {
 				if ctx.Err() != nil {
+					interrupted = true
 					break
 				}
 				return nil, err
@@ -156,7 +170,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			built[m.Family] = bin
 		}
 		fmt.Fprintf(o.Log, "run: %s (%s)\n", m.ID, m.Family)
+		ran = true
 		rep, fail := runModel(ctx, o, bin, m)
+		if fail != nil && fail.Cause == result.CauseInterrupted {
+			interrupted = true
+		}
 		if fail != nil {
 			fail.Targets = o.TargetIDs // a crash marks only the targets this run asked for
 			fmt.Fprintf(o.Log, "run: %s: %s\n", m.ID, fail.Err)
@@ -177,7 +195,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := matrix.Write(o.OutDir, mx); err != nil {
 		return nil, err
 	}
-	return &Result{Matrix: mx, Failures: failures, ReportDir: o.OutDir, Interrupted: ctx.Err() != nil}, nil
+	return &Result{Matrix: mx, Failures: failures, ReportDir: o.OutDir, Interrupted: interrupted}, nil
 }
 
 // newBuildDir makes the folder this run builds its suites into,

@@ -162,14 +162,14 @@ var Titles = map[string]string{
 	"ChunkedScanEqualsWhole":   "scans in chunks with carried state like the whole sequence",
 }
 
-// Specs emits the Its of a family template for a model, on the cell variable
-// named cell, one line each:
+// Specs emits the Its of a family template for a model, on the cell CellSpecs
+// declares, one line each:
 //
 //	It("measures load, latency and memory", cell.Measure)
 //	It("agrees with the CPU reference", func() { cell.Check(runtime.OutputsAgree) })
-func (f FamilyTemplate) Specs(m catalog.Model, cell string) ([]jen.Code, error) {
+func (f FamilyTemplate) Specs(m catalog.Model) ([]jen.Code, error) {
 	specs := []jen.Code{
-		ginkgo("It").Call(jen.Lit("measures load, latency and memory"), jen.Id(cell).Dot("Measure")),
+		ginkgo("It").Call(jen.Lit("measures load, latency and memory"), jen.Id(cellVar).Dot("Measure")),
 	}
 	for _, inv := range f.InvariantsFor(m) {
 		title, ok := Titles[inv]
@@ -179,7 +179,7 @@ func (f FamilyTemplate) Specs(m catalog.Model, cell string) ([]jen.Code, error) 
 		specs = append(specs, ginkgo("It").Call(
 			jen.Lit(title),
 			jen.Func().Params().Custom(jen.Options{Open: "{ ", Close: " }"},
-				jen.Id(cell).Dot("Check").Call(jen.Qual(RuntimePath, inv))),
+				jen.Id(cellVar).Dot("Check").Call(jen.Qual(RuntimePath, inv))),
 		))
 	}
 	return specs, nil
@@ -225,6 +225,9 @@ func cellContext(t catalog.Target, model string, target jen.Code, specs string) 
 	)
 }
 
+// cellVar names the cell inside the func CellSpecs renders; the Its of Specs use it.
+const cellVar = "cell"
+
 // CellSpecs renders the func every Context of a model calls with its cell:
 //
 //	specs := func(cell *runtime.Cell) {
@@ -234,8 +237,8 @@ func cellContext(t catalog.Target, model string, target jen.Code, specs string) 
 //	}
 func CellSpecs(name string, its []jen.Code) jen.Code {
 	body := append([]jen.Code{
-		ginkgo("BeforeAll").Call(jen.Id("cell").Dot("Open")),
-		ginkgo("AfterAll").Call(jen.Id("cell").Dot("Close")),
+		ginkgo("BeforeAll").Call(jen.Id(cellVar).Dot("Open")),
+		ginkgo("AfterAll").Call(jen.Id(cellVar).Dot("Close")),
 	}, its...)
-	return jen.Id(name).Op(":=").Func().Params(jen.Id("cell").Op("*").Qual(RuntimePath, "Cell")).Block(body...)
+	return jen.Id(name).Op(":=").Func().Params(jen.Id(cellVar).Op("*").Qual(RuntimePath, "Cell")).Block(body...)
 }

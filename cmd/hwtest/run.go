@@ -133,8 +133,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		Log: opts.Stderr,
 	})
 	if err != nil {
-		os.RemoveAll(out) // nothing ran: no folder of a run that did not happen
-		return err
+		return err // the runner removed the folder if nothing ran
 	}
 	fmt.Fprintf(opts.Stdout, "%s\n", res.Matrix.SummaryLine())
 	fmt.Fprintf(opts.Stdout, "matrix: %s\n        %s\n", relToWD(filepath.Join(out, "matrix.md")), relToWD(filepath.Join(out, "matrix.json")))
