@@ -61,11 +61,9 @@ func TestValidDecodes(t *testing.T) {
 	if mamba.Tolerance == nil || *mamba.Tolerance != (Tolerance{RTol: 1e-2, ATol: 1e-3}) {
 		t.Errorf("aliased tolerance = %v", mamba.Tolerance)
 	}
-	if p, ok := c.FilePath(mamba.Source); !ok || p != filepath.Join(dir, "..", "shared", "tiny-mamba.onnx") {
-		t.Errorf("FilePath(%q) = %q, %v", mamba.Source, p, ok)
-	}
-	if _, ok := c.FilePath(vad.Source); ok {
-		t.Error("FilePath resolved an npm: source")
+	// file: sources resolve against this folder (sources.LocalPath, tested there).
+	if abs, _ := filepath.Abs(dir); mamba.Dir != abs || c.ModelsDir != abs {
+		t.Errorf("model Dir %q, ModelsDir %q, want %q", mamba.Dir, c.ModelsDir, abs)
 	}
 
 	trt, ok := c.Target("tensorrt")

@@ -136,13 +136,3 @@ func (m Model) EffectiveSource() string {
 	}
 	return m.Source
 }
-
-// FilePath resolves a file: source against the directory of the models file; false
-// when the source is not a file: source.
-func (c *Catalogs) FilePath(source string) (string, bool) {
-	src, err := ParseSource(source)
-	if err != nil || src.Scheme != "file" {
-		return "", false
-	}
-	return filepath.Join(c.ModelsDir, filepath.FromSlash(src.Path)), true
-}

@@ -44,8 +44,10 @@ type Model struct {
 	Tier         string           `yaml:"tier,omitempty"`
 
 	Line, Column int `yaml:"-"` // where the entry starts in models.yaml
-	// Dir is Catalogs.ModelsDir, carried by each model so that what runs it alone
-	// (spec.ModelOf) resolves its file: source as the catalog means it.
+	// Dir is the folder of the models.yaml naming the model (Catalogs.ModelsDir
+	// after Load), carried by each model so that what runs it alone (spec.ModelOf)
+	// resolves its file: source as the catalog means it. sources.RootRelative
+	// rewrites it relative to the repository root for generated suites.
 	Dir string `yaml:"-"`
 }
 

@@ -87,9 +87,7 @@ func generateCase(dir string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range c.Models {
-		c.Models[i].Dir = sources.CatalogDir(abs, c.Models[i].Dir)
-	}
+	sources.RootRelative(c, abs)
 	return generator.Generate(c)
 }
 

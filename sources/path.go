@@ -80,3 +80,11 @@ func HubCacheDir() string {
 	}
 	return filepath.Join(home, ".cache", "huggingface", "hub")
 }
+
+// RootRelative rewrites every model's Dir as CatalogDir(root, Dir): what generated
+// suites carry, the same on every checkout.
+func RootRelative(c *catalog.Catalogs, root string) {
+	for i := range c.Models {
+		c.Models[i].Dir = CatalogDir(root, c.Models[i].Dir)
+	}
+}

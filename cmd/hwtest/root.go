@@ -116,9 +116,7 @@ func (g *Globals) loadCatalogs() (*catalog.Catalogs, error) {
 	}
 	// Generated suites carry each model's catalog folder: relative to the root, so
 	// they read the same on every checkout ("" for the repository's own catalog).
-	for i := range c.Models {
-		c.Models[i].Dir = sources.CatalogDir(g.Root, c.Models[i].Dir)
-	}
+	sources.RootRelative(c, g.Root)
 	return c, nil
 }
 
