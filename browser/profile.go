@@ -120,20 +120,26 @@ func ownerAlive(owner string) bool {
 // ticks), "" when the process does not exist or has exited (a zombie: this
 // container's init does not reap orphans).
 func startTime(pid int) string {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	// "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(string(stat[i+1:]))
+	f := statFields(pid)
 	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
 		return ""
 	}
 	return f[19]
+}
+
+// statFields are the fields of /proc/PID/stat after "pid (comm)", from state on
+// (f[0] state, f[1] ppid, f[19] start time); nil when the process is gone.
+func statFields(pid int) []string {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	// comm may hold spaces and parentheses: split after the last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(stat[i+1:]))
 }
 
 // proc is a process known by pid and start time, so that a reused pid is not
