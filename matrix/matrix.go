@@ -58,6 +58,14 @@ type Cell struct {
 	Size        *result.ModelSize  `json:"size,omitempty"`
 	Placement   *result.Placement  `json:"placement,omitempty"`
 	Provenance  *result.Provenance `json:"provenance,omitempty"`
+	Outputs     []result.Output    `json:"outputs,omitempty"`
+	// SamplesMS are the raw timed latencies, kept for the history database and
+	// left out of matrix.json (Metrics.BlockP50MS stands for them there).
+	SamplesMS []float64 `json:"-"`
+	// RunID and RunTime say which run a cell came from when a matrix gathers cells
+	// of several runs (the history's current matrix); empty in a single run's.
+	RunID   string    `json:"run_id,omitempty"`
+	RunTime time.Time `json:"run_time,omitzero"`
 }
 
 // Environment sums up the provenance of every cell: each field lists the distinct
@@ -303,6 +311,10 @@ func (a *acc) add(e result.CellReport) {
 	}
 	if e.Metrics != nil && c.Metrics == nil {
 		c.Metrics = e.Metrics
+		c.SamplesMS = e.SamplesMS
+	}
+	if e.Outputs != nil && c.Outputs == nil {
+		c.Outputs = e.Outputs
 	}
 	if e.Worst != nil && (c.Worst == nil || excess(e.Worst) > excess(c.Worst)) {
 		c.Worst = e.Worst

@@ -56,6 +56,14 @@ type CellReport struct {
 	// The model file that ran, read at open: how big it is.
 	Size *ModelSize `json:"size,omitempty"`
 
+	// Outputs the target returned at open: names, dtypes and shapes.
+	Outputs []Output `json:"outputs,omitempty"`
+
+	// SamplesMS are the measure check's timed latencies in milliseconds, in the order
+	// they ran: the raw data the history keeps. The matrix's JSON does not carry
+	// them (Metrics.BlockP50MS sums them up); the history database does.
+	SamplesMS []float64 `json:"samples_ms,omitempty"`
+
 	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
@@ -71,27 +79,38 @@ type ModelSize struct {
 
 // Metrics follows the measurement definitions in DESIGN.md.
 type Metrics struct {
-	LoadMS         float64 `json:"load_ms"`      // session creation, graph optimisation included
-	FirstRunMS     float64 `json:"first_run_ms"` // first inference, apart from the warm runs
-	Runs           int     `json:"runs"`         // warm runs measured
-	WarmupRuns     int     `json:"warmup_runs"`  // runs discarded before measuring
-	MinMS          float64 `json:"min_ms"`
-	P50MS          float64 `json:"p50_ms"`
-	P90MS          float64 `json:"p90_ms"`
-	P95MS          float64 `json:"p95_ms"`
-	P99MS          float64 `json:"p99_ms"`
-	MaxMS          float64 `json:"max_ms"`
-	MeanMS         float64 `json:"mean_ms"`
-	StdevMS        float64 `json:"stdev_ms"`
-	CoV            float64 `json:"cov"`
-	ThroughputPerS float64 `json:"throughput_per_s"` // batch / mean latency
-	Batch          int64   `json:"batch"`
-	PeakRSSBytes   int64   `json:"peak_rss_bytes"` // VmHWM over the session's life, reset before it
-	BaseRSSBytes   int64   `json:"base_rss_bytes"` // RSS just before the session was created
+	LoadMS     float64 `json:"load_ms"`      // session creation, graph optimisation included
+	FirstRunMS float64 `json:"first_run_ms"` // first inference, apart from the warm runs
+	Runs       int     `json:"runs"`         // warm runs measured
+	WarmupRuns int     `json:"warmup_runs"`  // runs discarded before measuring
+	MinMS      float64 `json:"min_ms"`
+	P50MS      float64 `json:"p50_ms"`
+	P90MS      float64 `json:"p90_ms"`
+	P95MS      float64 `json:"p95_ms"`
+	P99MS      float64 `json:"p99_ms"`
+	MaxMS      float64 `json:"max_ms"`
+	MeanMS     float64 `json:"mean_ms"`
+	StdevMS    float64 `json:"stdev_ms"`
+	CoV        float64 `json:"cov"`
+	// BlockP50MS are the medians of consecutive blocks of the timed runs, in the
+	// order they ran: repeated measurements within one cell, which is what a
+	// regression test between two runs compares (see the history's diff).
+	BlockP50MS     []float64 `json:"block_p50_ms,omitempty"`
+	ThroughputPerS float64   `json:"throughput_per_s"` // batch / mean latency
+	Batch          int64     `json:"batch"`
+	PeakRSSBytes   int64     `json:"peak_rss_bytes"` // VmHWM over the session's life, reset before it
+	BaseRSSBytes   int64     `json:"base_rss_bytes"` // RSS just before the session was created
 	// PeakRSSScope says whose memory PeakRSSBytes is: this process's peak RSS, or,
 	// for browser targets, Chromium's processes' PSS after the runs (shared pages
 	// counted once in all, not once per process; the kernel keeps no peak of it).
 	PeakRSSScope string `json:"peak_rss_scope,omitempty"`
+}
+
+// Output is one output tensor as the target returned it.
+type Output struct {
+	Name  string  `json:"name"`
+	DType string  `json:"dtype"` // ONNX's name: float32, int64, …
+	Shape []int64 `json:"shape"`
 }
 
 // Deviation locates the largest error of a comparison.
