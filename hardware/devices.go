@@ -3,6 +3,7 @@ package hardware
 import (
 	"strings"
 
+	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/runtime"
 )
 
@@ -48,6 +49,33 @@ func (r Report) Devices(targets []runtime.Target) map[string][2]string {
 		if d, drv := r.Device(t); d != "" {
 			out[t.ID] = [2]string{d, drv}
 		}
+	}
+	return out
+}
+
+// Detected sums up, per target, what the probes found: whether it is available, the
+// device (or the provider's own words) and why not. It is what a run stores in its
+// history next to the full report.
+func (r Report) Detected(targets []runtime.Target) []result.Detected {
+	probes := map[string]Provider{}
+	for _, p := range r.Providers {
+		probes[p.Target] = p
+	}
+	var out []result.Detected
+	for _, t := range targets {
+		p, ok := probes[t.ID]
+		d := result.Detected{Target: t.ID, Available: ok && p.Found, Reason: p.Reason}
+		if !ok {
+			d.Reason = "not probed"
+		}
+		d.Name, _ = r.Device(t)
+		if d.Name == "" {
+			d.Name = p.Detail
+		}
+		if t.Provider == runtime.CPUProvider {
+			d.Features = r.CPU.Features
+		}
+		out = append(out, d)
 	}
 	return out
 }

@@ -88,12 +88,17 @@ type Matrix struct {
 	RunID string `json:"run_id,omitempty"`
 	// Generated is the end of the latest suite run merged; zero when no report had
 	// one (the caller may set it).
-	Generated   time.Time      `json:"generated"`
-	Environment Environment    `json:"environment"`
-	Models      []string       `json:"models"`  // catalog order, then any others seen, sorted
-	Targets     []string       `json:"targets"` // catalog order, then any others seen, sorted
-	Summary     map[Status]int `json:"summary"` // cells per status
-	Cells       []Cell         `json:"cells"`   // by model, then target, in the orders above
+	Generated   time.Time   `json:"generated"`
+	Environment Environment `json:"environment"`
+	// Host is the machine's name and Detection what its probes said about each
+	// target when the run began (set by the runner; empty in older matrices).
+	Host       string            `json:"host,omitempty"`
+	DetectedAt time.Time         `json:"detected_at,omitzero"`
+	Detection  []result.Detected `json:"detection,omitempty"`
+	Models     []string          `json:"models"`  // catalog order, then any others seen, sorted
+	Targets    []string          `json:"targets"` // catalog order, then any others seen, sorted
+	Summary    map[Status]int    `json:"summary"` // cells per status
+	Cells      []Cell            `json:"cells"`   // by model, then target, in the orders above
 	// Problems are failures no cell could be charged with: a failed BeforeSuite, a
 	// suite that stopped early, a failed spec outside any cell.
 	Problems []string `json:"problems,omitempty"`
@@ -684,4 +689,33 @@ func environment(cells []Cell) Environment {
 		slices.Sort(*l)
 	}
 	return e
+}
+
+// Assemble makes a matrix of cells that are already merged (read back from the
+// history, perhaps from several runs): models and targets in catalog order, then any
+// others seen, sorted; cells in that order; the summary and environment recomputed.
+func Assemble(cells []Cell, models, targets []string) Matrix {
+	m := Matrix{Summary: map[Status]int{}, Cells: []Cell{}}
+	seen := map[key]*acc{}
+	for _, c := range cells {
+		seen[key{c.Model, c.Target}] = nil
+	}
+	m.Models = order(models, seen, func(k key) string { return k.model }, nil)
+	m.Targets = order(targets, seen, func(k key) string { return k.target }, nil)
+	pos := func(list []string, s string) int { return slices.Index(list, s) }
+	m.Cells = slices.Clone(cells)
+	slices.SortStableFunc(m.Cells, func(a, b Cell) int {
+		if d := pos(m.Models, a.Model) - pos(m.Models, b.Model); d != 0 {
+			return d
+		}
+		return pos(m.Targets, a.Target) - pos(m.Targets, b.Target)
+	})
+	for _, c := range m.Cells {
+		m.Summary[c.Status]++
+		if c.RunTime.After(m.Generated) {
+			m.Generated = c.RunTime
+		}
+	}
+	m.Environment = environment(m.Cells)
+	return m
 }

@@ -106,6 +106,15 @@ type Metrics struct {
 	PeakRSSScope string `json:"peak_rss_scope,omitempty"`
 }
 
+// Detected is what detection said about one target at the start of a run.
+type Detected struct {
+	Target    string   `json:"target"`
+	Available bool     `json:"available"`
+	Name      string   `json:"name,omitempty"`     // the device or runtime serving it
+	Features  []string `json:"features,omitempty"` // e.g. the CPU's instruction sets
+	Reason    string   `json:"reason,omitempty"`   // why not available: the probe's words
+}
+
 // Output is one output tensor as the target returned it.
 type Output struct {
 	Name  string  `json:"name"`
