@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hwtest/hwtest/result"
 )
@@ -42,6 +43,10 @@ func (m Matrix) Markdown() []byte {
 	}
 	if len(env.CatalogCommit) > 0 {
 		p("- Catalog commit: %s\n", orUnknown(env.CatalogCommit, true))
+	}
+	runs := m.runs()
+	if len(runs) > 0 {
+		p("- Cells from %d runs (the latest result of each cell): %s\n", len(runs), strings.Join(runs, ", "))
 	}
 	p("\n**Summary:** %s\n", m.SummaryLine())
 
@@ -105,8 +110,12 @@ func (m Matrix) Markdown() []byte {
 		if fx := m.fixture(model); fx != "" {
 			p("> **⚠ fixture: %s.** A stand-in model ran here instead of %s: its outputs test the pipeline, but its latency and memory say nothing about the real model.\n\n", fx, model)
 		}
-		tableRow(&b, []string{"target", "status", "load ms", "first run ms", "p50 ms", "p90 ms", "p99 ms", "throughput/s", "peak RSS MiB", "reason"})
-		tableRule(&b, 10)
+		header := []string{"target", "status", "load ms", "first run ms", "p50 ms", "p90 ms", "p99 ms", "throughput/s", "peak RSS MiB", "reason"}
+		if len(runs) > 0 {
+			header = append(header, "run")
+		}
+		tableRow(&b, header)
+		tableRule(&b, len(header))
 		for _, target := range targets {
 			c, ok := byKey[key{model, target}]
 			if !ok {
@@ -119,6 +128,9 @@ func (m Matrix) Markdown() []byte {
 				row = append(row, "", "", "", "", "", "", "")
 			}
 			row = append(row, reasonText(c))
+			if len(runs) > 0 {
+				row = append(row, c.RunID+" ("+c.RunTime.UTC().Format("2006-01-02 15:04")+")")
+			}
 			tableRow(&b, row)
 		}
 	}
@@ -130,6 +142,36 @@ func (m Matrix) Markdown() []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// runs lists the runs a gathered matrix's cells came from, newest first, each with
+// its cell count: "20261123T163309Z-601f50 (2026-11-23 16:41 UTC, 14 cells)". Empty
+// for one run's own matrix, whose cells carry no run.
+func (m Matrix) runs() []string {
+	count := map[string]int{}
+	at := map[string]time.Time{}
+	var ids []string
+	for _, c := range m.Cells {
+		if c.RunID == "" {
+			continue
+		}
+		if count[c.RunID] == 0 {
+			ids = append(ids, c.RunID)
+		}
+		count[c.RunID]++
+		at[c.RunID] = c.RunTime
+	}
+	slices.SortFunc(ids, func(a, b string) int {
+		if c := at[b].Compare(at[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(b, a)
+	})
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = fmt.Sprintf("%s (%s, %d cells)", id, at[id].UTC().Format("2006-01-02 15:04 UTC"), count[id])
+	}
+	return out
 }
 
 // SummaryLine counts the cells per status, worst first: "1 error · 3 pass (4 cells)".

@@ -56,6 +56,8 @@ type Result struct {
 	// starting. The matrix holds the cells that finished; the running model's
 	// others say so. A signal after the last model finished interrupts nothing.
 	Interrupted bool
+	// Detection is the run's detect.json: what the probes found when it began.
+	Detection json.RawMessage
 }
 
 // NewRunDir creates the folder of a new run under reports and returns its id: the
@@ -134,10 +136,12 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	rts := hardware.Targets(o.Catalogs.Targets)
 	det := hardware.Detect(ctx, rts...)
 	runtime.Shutdown() // the browser probes started Chromium; each suite starts its own
-	if b, err := json.MarshalIndent(det, "", "  "); err == nil {
-		if err := os.WriteFile(filepath.Join(o.OutDir, "detect.json"), b, 0o644); err != nil {
-			return nil, err
-		}
+	detection, err := json.MarshalIndent(det, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(o.OutDir, "detect.json"), detection, 0o644); err != nil {
+		return nil, err
 	}
 	devs, _ := json.Marshal(det.Devices(rts))
 	o.Env = append(o.Env, runtime.DevicesEnv+"="+string(devs))
@@ -192,10 +196,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	mx := matrix.FromReports(reports, failures, models, targets)
 	mx.RunID = o.RunID
+	mx.Host, mx.DetectedAt, mx.Detection = det.Host.Hostname, det.Generated, det.Detected(rts)
 	if err := matrix.Write(o.OutDir, mx); err != nil {
 		return nil, err
 	}
-	return &Result{Matrix: mx, Failures: failures, ReportDir: o.OutDir, Interrupted: interrupted}, nil
+	return &Result{Matrix: mx, Failures: failures, ReportDir: o.OutDir, Interrupted: interrupted, Detection: detection}, nil
 }
 
 // newBuildDir makes the folder this run builds its suites into,

@@ -2,12 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/hwtest/hwtest/history"
 	"github.com/hwtest/hwtest/internal/testenv"
 	"github.com/hwtest/hwtest/matrix"
 	"github.com/hwtest/hwtest/result"
@@ -130,11 +136,14 @@ func TestRunEndToEnd(t *testing.T) {
 	_, err := os.Stat("../../.hwtest/lib/libonnxruntime.so.1")
 	testenv.Need(t, "ONNX Runtime (make setup)", err)
 	reports := t.TempDir()
+	db := filepath.Join(t.TempDir(), "history.duckdb")
+	t.Setenv("HWTEST_DB", db)
 	code, stdout, stderr := hwtest("run", "--root", "../..", "--no-generate", "--reports", reports,
 		"--model", "silero-vad-v5", "--target", "cpu", "--target", "qnn")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
+	checkStored(t, db, filepath.Join(reports, "latest", "matrix.json"))
 	m := readMatrix(t, filepath.Join(reports, "latest", "matrix.json"))
 	cpu, qnn := m["silero-vad-v5/cpu"], m["silero-vad-v5/qnn"]
 	if cpu.Status != "pass" || cpu.Metrics == nil || cpu.Metrics.P50MS <= 0 || cpu.Metrics.PeakRSSBytes <= 0 || cpu.Metrics.LoadMS <= 0 {
@@ -158,6 +167,47 @@ func TestRunEndToEnd(t *testing.T) {
 	// The cause comes from the code that saw it, so reports need not parse the text.
 	if cpu.Status != "error" || cpu.Cause != result.CauseRuntimeLibrary || !strings.Contains(cpu.Reason, "is not a shared library") || !strings.Contains(cpu.Reason, "make setup") {
 		t.Errorf("cpu cell with a broken library: %+v", cpu)
+	}
+}
+
+// checkStored: the run in the history reads back as its matrix.json, with the raw
+// latency samples matrix.json leaves out.
+func checkStored(t *testing.T, dbPath, matrixJSON string) {
+	t.Helper()
+	b, err := os.ReadFile(matrixJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want matrix.Matrix
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	db, err := history.Open(ctx, dbPath, history.ReadOnly, history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := db.RunMatrix(ctx, want.RunID, want.Models, want.Targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := 0
+	for i, c := range got.Cells {
+		if c.Metrics != nil {
+			measured++
+			if len(c.SamplesMS) != c.Metrics.Runs {
+				t.Errorf("%s/%s: %d samples stored for %d runs", c.Model, c.Target, len(c.SamplesMS), c.Metrics.Runs)
+			}
+		}
+		got.Cells[i].SamplesMS = nil
+	}
+	if measured == 0 {
+		t.Errorf("no measured cell in run %s", want.RunID)
+	}
+	// DuckDB keeps microseconds.
+	if d := cmp.Diff(want, got, cmpopts.EquateApproxTime(time.Microsecond), cmpopts.IgnoreUnexported(matrix.Cell{})); d != "" {
+		t.Errorf("the history's run %s differs from its matrix.json (-json +history):\n%s", want.RunID, d)
 	}
 }
 

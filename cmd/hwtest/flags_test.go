@@ -138,8 +138,35 @@ func TestNewCmdReport(t *testing.T) {
 	testVerb(t, []flagCase[ReportOptions]{
 		{name: "defaults", args: "report", want: ReportOptions{}},
 		{name: "errors as json", args: "report --matrix m.json --errors --json", want: ReportOptions{Matrix: "m.json", Errors: true, JSON: true}},
+		{name: "one run", args: "report --run 20261123T100000Z-abcdef --errors", want: ReportOptions{RunID: "20261123T100000Z-abcdef", Errors: true}},
+		{name: "run and matrix", args: "report --run x --matrix m.json", wantErr: "--matrix and --run: choose one"},
 		{name: "argument", args: "report m.json", wantErr: `unknown command "m.json"`},
 	}, newReportCmd)
+}
+
+func TestNewCmdHistory(t *testing.T) {
+	testVerb(t, []flagCase[HistoryOptions]{
+		{name: "runs", args: "history", want: HistoryOptions{}},
+		{name: "cell", args: "history vad --target cpu --json", want: HistoryOptions{Model: "vad", Target: "cpu", JSON: true}},
+		{name: "target without model", args: "history --target cpu", wantErr: "--target needs a MODEL"},
+		{name: "two models", args: "history a b", wantErr: "accepts at most 1 arg"},
+	}, newHistoryCmd)
+}
+
+func TestNewCmdQuery(t *testing.T) {
+	testVerb(t, []flagCase[QueryOptions]{
+		{name: "table", args: "query SELECT", want: QueryOptions{SQL: "SELECT"}},
+		{name: "csv", args: "query --csv SELECT", want: QueryOptions{SQL: "SELECT", CSV: true}},
+		{name: "both formats", args: "query --csv --json SELECT", wantErr: "--json and --csv: choose one"},
+		{name: "no sql", args: "query", wantErr: "accepts 1 arg"},
+	}, newQueryCmd)
+}
+
+func TestNewCmdImport(t *testing.T) {
+	testVerb(t, []flagCase[ImportOptions]{
+		{name: "files", args: "import a.json b.json", want: ImportOptions{Files: []string{"a.json", "b.json"}}},
+		{name: "none", args: "import", wantErr: "requires at least 1 arg"},
+	}, newImportCmd)
 }
 
 func TestNewCmdZoo(t *testing.T) {
@@ -166,11 +193,31 @@ func TestNewCmdGlobals(t *testing.T) {
 	g := &Globals{}
 	var got *RunOptions
 	err := parseVerb(g, newRunCmd(g, func(o *RunOptions) error { got = o; return nil }),
-		"run --root /repo --models /c/m.yaml --hardware /c/h.yaml --model vad")
+		"run --root /repo --models /c/m.yaml --hardware /c/h.yaml --db /d/h.duckdb --model vad")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Root != "/repo" || got.ModelsFile != "/c/m.yaml" || got.HardwareFile != "/c/h.yaml" || !reflect.DeepEqual(got.ModelIDs, []string{"vad"}) {
+	if got.Root != "/repo" || got.ModelsFile != "/c/m.yaml" || got.HardwareFile != "/c/h.yaml" || got.DB != "/d/h.duckdb" || !reflect.DeepEqual(got.ModelIDs, []string{"vad"}) {
 		t.Errorf("got %+v %+v", *got.Globals, *got)
+	}
+}
+
+// The history is --db, else $HWTEST_DB, else ROOT/.hwtest/history.duckdb.
+func TestHistoryPath(t *testing.T) {
+	root := t.TempDir()
+	write(t, root+"/go.mod", "module x\n")
+	for _, tc := range []struct{ flag, env, want string }{
+		{"/f/h.duckdb", "/e/h.duckdb", "/f/h.duckdb"},
+		{"", "/e/h.duckdb", "/e/h.duckdb"},
+		{"", "", root + "/.hwtest/history.duckdb"},
+	} {
+		t.Setenv("HWTEST_DB", tc.env)
+		g := &Globals{Root: root, DB: tc.flag}
+		if err := g.resolveRoot(); err != nil {
+			t.Fatal(err)
+		}
+		if g.DB != tc.want {
+			t.Errorf("--db %q, HWTEST_DB %q: history %q, want %q", tc.flag, tc.env, g.DB, tc.want)
+		}
 	}
 }

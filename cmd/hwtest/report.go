@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwtest/hwtest/diagnose"
+	"github.com/hwtest/hwtest/history"
 	"github.com/hwtest/hwtest/matrix"
 	"github.com/hwtest/hwtest/result"
 )
@@ -17,6 +20,7 @@ import (
 type ReportOptions struct {
 	*Globals
 	Matrix string
+	RunID  string
 	Errors bool
 	JSON   bool
 }
@@ -25,30 +29,33 @@ func newReportCmd(g *Globals, runF func(*ReportOptions) error) *cobra.Command {
 	opts := &ReportOptions{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "report",
-		Short: "Print a run's matrix, or with --errors its problems by severity with what to do",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		Short: "Print the current matrix (each cell's latest result across runs), or with --errors its problems by severity with what to do",
+		Long: "Reads the history (--db): the latest result of every (model, target) across\n" +
+			"runs, each cell naming the run it came from. --run ID shows one stored run,\n" +
+			"--matrix FILE one matrix.json. Without a history, reports/latest is read.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Matrix != "" && opts.RunID != "" {
+				return errors.New("--matrix and --run: choose one")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return reportRun(opts)
+			return reportRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Matrix, "matrix", "", "matrix.json to read (default ROOT/reports/latest/matrix.json)")
+	cmd.Flags().StringVar(&opts.Matrix, "matrix", "", "a matrix.json to read instead of the history")
+	cmd.Flags().StringVar(&opts.RunID, "run", "", "one stored run (`hwtest history` lists them)")
 	cmd.Flags().BoolVar(&opts.Errors, "errors", false, "classify every cell that is not a pass: severity, kind, recommendation")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }
 
-func reportRun(opts *ReportOptions) error {
-	path := opts.Matrix
-	if path == "" {
-		if err := opts.resolveRoot(); err != nil {
-			return err
-		}
-		path = latestMatrix(opts.Globals)
+func reportRun(ctx context.Context, opts *ReportOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
 	}
-	m, err := readMatrixFile(path)
+	m, err := reportMatrix(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -80,6 +87,31 @@ func reportRun(opts *ReportOptions) error {
 		_, err = opts.Stdout.Write(md)
 	}
 	return err
+}
+
+// reportMatrix is the matrix the flags ask for: a file, a stored run, or the
+// history's current matrix (reports/latest when there is no history yet).
+func reportMatrix(ctx context.Context, opts *ReportOptions) (matrix.Matrix, error) {
+	if opts.Matrix != "" {
+		return readMatrixFile(opts.Matrix)
+	}
+	if err := opts.resolveRoot(); err != nil {
+		return matrix.Matrix{}, err
+	}
+	db, err := history.Open(ctx, opts.DB, history.ReadOnly, history.Options{Log: opts.Stderr})
+	if errors.Is(err, history.ErrNoHistory) && opts.RunID == "" {
+		fmt.Fprintf(opts.Stderr, "report: %v; showing %s\n", err, relToWD(latestMatrix(opts.Globals)))
+		return readMatrixFile(latestMatrix(opts.Globals))
+	}
+	if err != nil {
+		return matrix.Matrix{}, err
+	}
+	defer db.Close()
+	models, targets := opts.catalogOrder()
+	if opts.RunID != "" {
+		return db.RunMatrix(ctx, opts.RunID, models, targets)
+	}
+	return db.Current(ctx, models, targets)
 }
 
 func latestMatrix(g *Globals) string {

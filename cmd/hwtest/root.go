@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/history"
 	"github.com/hwtest/hwtest/layout"
 	"github.com/hwtest/hwtest/sources"
 )
@@ -34,6 +35,7 @@ type Globals struct {
 	Root         string
 	ModelsFile   string // models.yaml path (--models)
 	HardwareFile string // hardware.yaml path (--hardware)
+	DB           string // history database (--db, $HWTEST_DB)
 	Stdout       io.Writer
 	Stderr       io.Writer
 }
@@ -70,7 +72,8 @@ func newRootCmd(g *Globals) *cobra.Command {
 	addGlobalFlags(cmd, g)
 	cmd.AddCommand(newGenerateCmd(g, nil), newVerifyCmd(g, nil), newRunCmd(g, nil),
 		newFetchCmd(g, nil), newModelsCmd(g, nil), newZooCmd(g, nil, nil),
-		newDetectCmd(g, nil), newCheckCmd(g, nil), newReportCmd(g, nil))
+		newDetectCmd(g, nil), newCheckCmd(g, nil), newReportCmd(g, nil),
+		newHistoryCmd(g, nil), newQueryCmd(g, nil), newImportCmd(g, nil))
 	return cmd
 }
 
@@ -78,6 +81,7 @@ func addGlobalFlags(cmd *cobra.Command, g *Globals) {
 	cmd.PersistentFlags().StringVar(&g.Root, "root", "", "repository root (default: the nearest parent holding hardware.yaml and go.mod)")
 	cmd.PersistentFlags().StringVar(&g.ModelsFile, "models", "", "models catalog (default ROOT/models.yaml)")
 	cmd.PersistentFlags().StringVar(&g.HardwareFile, "hardware", "", "hardware catalog (default ROOT/hardware.yaml)")
+	cmd.PersistentFlags().StringVar(&g.DB, "db", "", "history database (default $"+history.EnvDB+", else ROOT/"+history.DefaultFile+")")
 }
 
 // resolveRoot fills Root, Models and Hardware from the flags and the working directory.
@@ -100,6 +104,12 @@ func (g *Globals) resolveRoot() error {
 	}
 	if g.HardwareFile == "" {
 		g.HardwareFile = filepath.Join(g.Root, "hardware.yaml")
+	}
+	if g.DB == "" {
+		g.DB = os.Getenv(history.EnvDB)
+	}
+	if g.DB == "" {
+		g.DB = filepath.Join(g.Root, history.DefaultFile)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -137,12 +138,19 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	fmt.Fprintf(opts.Stdout, "%s\n", res.Matrix.SummaryLine())
 	fmt.Fprintf(opts.Stdout, "matrix: %s\n        %s\n", relToWD(filepath.Join(out, "matrix.md")), relToWD(filepath.Join(out, "matrix.json")))
+	// The history is written even after a signal (the cells that finished are
+	// results; the interrupted ones do not hide earlier results), with a context of
+	// its own: ctx is cancelled by then.
+	stored := storeRun(context.Background(), opts.Globals, res)
 	if res.Interrupted {
 		// latest stays on the last run that finished: a partial matrix is kept in
 		// its own folder but does not replace a whole one.
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("run %s interrupted: the matrix holds the cells that finished", id)}
+		return &exitError{code: ExitInterrupted, err: errors.Join(fmt.Errorf("run %s interrupted: the matrix holds the cells that finished", id), stored)}
 	}
-	return runner.LinkLatest(reports, id)
+	if err := runner.LinkLatest(reports, id); err != nil {
+		return errors.Join(err, stored)
+	}
+	return stored
 }
 
 // codeCommit is the checkout's HEAD, "+dirty" with uncommitted changes; "" outside git.
