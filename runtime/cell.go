@@ -93,7 +93,22 @@ func (c *Cell) Open() {
 	}
 	c.run = &Run{Model: c.Model, Target: c.Target, Session: s, Reference: ref, Got: got, Tolerance: c.tolerance()}
 	c.opened = true
-	c.record(result.CheckOpen, c.passStatus(), c.passReason(), nil)
+	c.record(result.CheckOpen, c.passStatus(), c.passReason(), func(r *result.CellReport) { r.Outputs = OutputsOf(got) })
+}
+
+// OutputsOf describes the outputs a target returned: names, ONNX element type
+// names and shapes, in the model's output order.
+func OutputsOf(got []Tensor) []result.Output {
+	out := make([]result.Output, len(got))
+	for i, t := range got {
+		dtype := elementTypes[t.Type].name
+		if dtype == "" {
+			dtype = t.Type.String() // fromValue and the browser refuse any other type; never silent
+		}
+		// A scalar's shape is [], not null, in the report.
+		out[i] = result.Output{Name: t.Name, DType: dtype, Shape: append([]int64{}, t.Shape...)}
+	}
+	return out
 }
 
 // openBackend creates the target's session. Native accelerators are strict first:
@@ -178,7 +193,9 @@ func (c *Cell) Measure() {
 		m.BaseRSSBytes = c.rssBase
 		m.PeakRSSScope = "hwtest suite process (ONNX Runtime in process)"
 	}
-	c.record(result.CheckMeasure, c.passStatus(), c.passReason(), func(r *result.CellReport) { r.Metrics = &m })
+	c.record(result.CheckMeasure, c.passStatus(), c.passReason(), func(r *result.CellReport) {
+		r.Metrics, r.SamplesMS = &m, SamplesMS(samples)
+	})
 }
 
 // Check asserts one family invariant on the target's outputs.
