@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -302,12 +304,28 @@ func (c *Cell) provenance() *result.Provenance {
 	lib, _ := Init()
 	return &result.Provenance{
 		ORTVersion: lib.Version, ORTLibrary: lib.Path, ORTLibSHA256: lib.SHA256,
-		Provider: c.Target.Provider, Options: c.Target.Options,
+		Provider: c.Target.Provider, Options: c.sessionOptions(),
 		HostCPU: HostCPU(), ModelSHA256: c.model.SHA256,
 		Device: c.deviceName(), Driver: devices()[c.Target.ID][1],
 		CatalogCommit: os.Getenv("HWTEST_CATALOG_COMMIT"), CodeCommit: os.Getenv("HWTEST_CODE_COMMIT"),
 		Time: time.Now().UTC(),
 	}
+}
+
+// sessionOptions are the target's options as its session got them: hardware.yaml's,
+// and HWTEST_THREADS's intra-op thread count when set (browser targets do not
+// take it: onnxruntime-web's threads are the page's).
+func (c *Cell) sessionOptions() map[string]string {
+	threads, _ := Threads() // `hwtest run` refused a bad value; the session would have too
+	if threads == 0 || c.Target.Runner == "browser" {
+		return c.Target.Options
+	}
+	opts := maps.Clone(c.Target.Options)
+	if opts == nil {
+		opts = map[string]string{}
+	}
+	opts["intra_op_num_threads"] = strconv.Itoa(threads)
+	return opts
 }
 
 func (c *Cell) deviceName() string {

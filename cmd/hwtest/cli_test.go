@@ -132,6 +132,7 @@ func TestRunEndToEnd(t *testing.T) {
 	testenv.Need(t, "ONNX Runtime (make setup)", err)
 	reports := t.TempDir()
 	t.Setenv("HWTEST_MEASURE_TIME", "200ms")
+	t.Setenv("HWTEST_THREADS", "1")
 	code, stdout, stderr := hwtest("run", "--root", "../..", "--no-generate", "--reports", reports,
 		"--model", "silero-vad-v5", "--target", "cpu", "--target", "qnn")
 	if code != ExitOK {
@@ -143,8 +144,8 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Fatalf("cpu cell: %+v", cpu)
 	}
 	// silero runs in well under a millisecond: 200 ms is hundreds of runs, 10 blocks.
-	if len(cpu.Metrics.BlockP50MS) != 10 {
-		t.Errorf("cpu cell: blocks %v", cpu.Metrics.BlockP50MS)
+	if len(cpu.Metrics.BlockP50MS) != 10 || cpu.Provenance.Options["intra_op_num_threads"] != "1" {
+		t.Errorf("cpu cell: blocks %v, options %v", cpu.Metrics.BlockP50MS, cpu.Provenance.Options)
 	}
 	if got := fmt.Sprint(cpu.Outputs); got != "[{output float32 [1 1]} {stateN float32 [2 1 128]}]" {
 		t.Errorf("cpu outputs: %s", got)
