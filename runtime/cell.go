@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -93,7 +95,22 @@ func (c *Cell) Open() {
 	}
 	c.run = &Run{Model: c.Model, Target: c.Target, Session: s, Reference: ref, Got: got, Tolerance: c.tolerance()}
 	c.opened = true
-	c.record(result.CheckOpen, c.passStatus(), c.passReason(), nil)
+	c.record(result.CheckOpen, c.passStatus(), c.passReason(), func(r *result.CellReport) { r.Outputs = OutputsOf(got) })
+}
+
+// OutputsOf describes the outputs a target returned: names, ONNX element type
+// names and shapes, in the model's output order.
+func OutputsOf(got []Tensor) []result.Output {
+	out := make([]result.Output, len(got))
+	for i, t := range got {
+		dtype := elementTypes[t.Type].name
+		if dtype == "" {
+			dtype = t.Type.String() // fromValue and the browser refuse any other type; never silent
+		}
+		// A scalar's shape is [], not null, in the report.
+		out[i] = result.Output{Name: t.Name, DType: dtype, Shape: append([]int64{}, t.Shape...)}
+	}
+	return out
 }
 
 // openBackend creates the target's session. Native accelerators are strict first:
@@ -178,7 +195,9 @@ func (c *Cell) Measure() {
 		m.BaseRSSBytes = c.rssBase
 		m.PeakRSSScope = "hwtest suite process (ONNX Runtime in process)"
 	}
-	c.record(result.CheckMeasure, c.passStatus(), c.passReason(), func(r *result.CellReport) { r.Metrics = &m })
+	c.record(result.CheckMeasure, c.passStatus(), c.passReason(), func(r *result.CellReport) {
+		r.Metrics, r.SamplesMS = &m, SamplesMS(samples)
+	})
 }
 
 // Check asserts one family invariant on the target's outputs.
@@ -285,12 +304,28 @@ func (c *Cell) provenance() *result.Provenance {
 	lib, _ := Init()
 	return &result.Provenance{
 		ORTVersion: lib.Version, ORTLibrary: lib.Path, ORTLibSHA256: lib.SHA256,
-		Provider: c.Target.Provider, Options: c.Target.Options,
+		Provider: c.Target.Provider, Options: c.sessionOptions(),
 		HostCPU: HostCPU(), ModelSHA256: c.model.SHA256,
 		Device: c.deviceName(), Driver: devices()[c.Target.ID][1],
 		CatalogCommit: os.Getenv("HWTEST_CATALOG_COMMIT"), CodeCommit: os.Getenv("HWTEST_CODE_COMMIT"),
 		Time: time.Now().UTC(),
 	}
+}
+
+// sessionOptions are the target's options as its session got them: hardware.yaml's,
+// and HWTEST_THREADS's intra-op thread count when set (browser targets do not
+// take it: onnxruntime-web's threads are the page's).
+func (c *Cell) sessionOptions() map[string]string {
+	threads, _ := Threads() // `hwtest run` refused a bad value; the session would have too
+	if threads == 0 || c.Target.Runner == "browser" {
+		return c.Target.Options
+	}
+	opts := maps.Clone(c.Target.Options)
+	if opts == nil {
+		opts = map[string]string{}
+	}
+	opts["intra_op_num_threads"] = strconv.Itoa(threads)
+	return opts
 }
 
 func (c *Cell) deviceName() string {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	ort "github.com/yalue/onnxruntime_go"
+
 	"github.com/hwtest/hwtest/browser"
 )
 
@@ -33,9 +35,15 @@ func probe(t Target) string {
 	if t.Provider == CPUProvider {
 		return ""
 	}
-	opts, err := newSessionOptions(t, false, false)
+	// The provider alone: a bad HWTEST_THREADS is an error of the cell, not the
+	// target being absent.
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		return err.Error()
+	}
+	err = appendProvider(opts, t)
+	opts.Destroy()
 	if err == nil {
-		opts.Destroy()
 		return ""
 	}
 	reason := fmt.Sprintf("%s: %v", t.Provider, err)

@@ -37,6 +37,23 @@ func RunTimeout() (time.Duration, error) {
 	return d, nil
 }
 
+// Threads is $HWTEST_THREADS, the intra-op thread count of each target's ONNX
+// Runtime session; 0 (or unset) leaves ONNX Runtime's default, one thread per
+// physical core. The CPU reference keeps the default: only the target is
+// measured. Limiting a session to one thread is a real slowdown to show the
+// history's regression detection on. A value that is not a count is an error.
+func Threads() (int, error) {
+	s := os.Getenv("HWTEST_THREADS")
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("HWTEST_THREADS=%q: want a thread count such as 1 or 4 (0: ONNX Runtime's default)", s)
+	}
+	return n, nil
+}
+
 // newSessionOptions builds the options for a target: its execution provider with its
 // options, and, for accelerators, CPU fallback disabled so a model the EP cannot
 // take whole fails at creation instead of silently running on the CPU.
@@ -45,6 +62,10 @@ func RunTimeout() (time.Duration, error) {
 // cpu target (optimisations on, as users run it) is compared with the model as
 // written, and its cell tests ONNX Runtime's fusions, not itself.
 func newSessionOptions(t Target, strict, reference bool) (*ort.SessionOptions, error) {
+	threads, err := Threads()
+	if err != nil {
+		return nil, err
+	}
 	opts, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, err
@@ -55,6 +76,11 @@ func newSessionOptions(t Target, strict, reference bool) (*ort.SessionOptions, e
 	}
 	if reference {
 		if err := opts.SetGraphOptimizationLevel(ort.GraphOptimizationLevelDisableAll); err != nil {
+			opts.Destroy()
+			return nil, err
+		}
+	} else if threads > 0 {
+		if err := opts.SetIntraOpNumThreads(threads); err != nil {
 			opts.Destroy()
 			return nil, err
 		}

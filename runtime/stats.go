@@ -56,15 +56,13 @@ func (b Budget) measureDone(runs int, spent time.Duration) bool {
 	return (runs >= b.MinRuns && spent >= b.MinTime) || runs >= b.MaxRuns
 }
 
-// LatencyStats summarises measured latencies.
+// LatencyStats summarises measured latencies, given in the order they ran.
 func LatencyStats(samples []time.Duration) (m result.Metrics) {
 	if len(samples) == 0 {
 		return m
 	}
-	ms := make([]float64, len(samples))
-	for i, s := range samples {
-		ms[i] = float64(s) / float64(time.Millisecond)
-	}
+	ms := SamplesMS(samples)
+	m.BlockP50MS = BlockMedians(ms)
 	slices.Sort(ms)
 	var sum float64
 	for _, x := range ms {
@@ -99,4 +97,40 @@ func percentile(sorted []float64, p float64) float64 {
 	lo := int(math.Floor(rank))
 	hi := int(math.Ceil(rank))
 	return sorted[lo] + (sorted[hi]-sorted[lo])*(rank-float64(lo))
+}
+
+// SamplesMS converts latencies to milliseconds, keeping their order.
+func SamplesMS(samples []time.Duration) []float64 {
+	ms := make([]float64, len(samples))
+	for i, s := range samples {
+		ms[i] = float64(s) / float64(time.Millisecond)
+	}
+	return ms
+}
+
+// Block sizes: a block's median is only a stable repeated measurement with some
+// runs in it, and ten of them are enough for a regression test between two runs.
+const (
+	maxBlocks    = 10
+	minBlockRuns = 5
+)
+
+// BlockMedians splits the timed runs (in the order they ran) into consecutive
+// blocks and returns each block's median: up to 10 blocks of at least 5 runs each,
+// so nil below 10 runs. Consecutive blocks, not a shuffle, so drift over the
+// measuring time (thermal throttling, a noisy neighbour) shows as blocks that differ.
+func BlockMedians(samplesMS []float64) []float64 {
+	n := len(samplesMS)
+	blocks := min(maxBlocks, n/minBlockRuns)
+	if blocks < 2 {
+		return nil
+	}
+	medians := make([]float64, blocks)
+	for b := range blocks {
+		// Sizes differ by at most one run when blocks do not divide n.
+		block := slices.Clone(samplesMS[b*n/blocks : (b+1)*n/blocks])
+		slices.Sort(block)
+		medians[b] = percentile(block, 50)
+	}
+	return medians
 }

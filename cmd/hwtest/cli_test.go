@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,6 +139,8 @@ func TestRunEndToEnd(t *testing.T) {
 	reports := t.TempDir()
 	db := filepath.Join(t.TempDir(), "history.duckdb")
 	t.Setenv("HWTEST_DB", db)
+	t.Setenv("HWTEST_MEASURE_TIME", "200ms")
+	t.Setenv("HWTEST_THREADS", "1")
 	code, stdout, stderr := hwtest("run", "--root", "../..", "--no-generate", "--reports", reports,
 		"--model", "silero-vad-v5", "--target", "cpu", "--target", "qnn")
 	if code != ExitOK {
@@ -147,7 +150,31 @@ func TestRunEndToEnd(t *testing.T) {
 	m := readMatrix(t, filepath.Join(reports, "latest", "matrix.json"))
 	cpu, qnn := m["silero-vad-v5/cpu"], m["silero-vad-v5/qnn"]
 	if cpu.Status != "pass" || cpu.Metrics == nil || cpu.Metrics.P50MS <= 0 || cpu.Metrics.PeakRSSBytes <= 0 || cpu.Metrics.LoadMS <= 0 {
-		t.Errorf("cpu cell: %+v", cpu)
+		t.Fatalf("cpu cell: %+v", cpu)
+	}
+	// silero runs in well under a millisecond: 200 ms is hundreds of runs, 10 blocks.
+	if len(cpu.Metrics.BlockP50MS) != 10 || cpu.Provenance.Options["intra_op_num_threads"] != "1" {
+		t.Errorf("cpu cell: blocks %v, options %v", cpu.Metrics.BlockP50MS, cpu.Provenance.Options)
+	}
+	if got := fmt.Sprint(cpu.Outputs); got != "[{output float32 [1 1]} {stateN float32 [2 1 128]}]" {
+		t.Errorf("cpu outputs: %s", got)
+	}
+	// The raw samples are in the suite's report, for the history, not in matrix.json.
+	if b, _ := os.ReadFile(filepath.Join(reports, "latest", "matrix.json")); bytes.Contains(b, []byte("samples_ms")) {
+		t.Errorf("matrix.json carries the raw samples")
+	}
+	suite, err := matrix.ReadReports(filepath.Join(reports, "latest", "ginkgo", "silero-vad-v5.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := -1
+	for _, c := range matrix.FromReports(suite, nil, nil, nil).Cells {
+		if c.Target == "cpu" {
+			samples = len(c.SamplesMS)
+		}
+	}
+	if samples != cpu.Metrics.Runs {
+		t.Errorf("%d samples in the suite's report for %d runs", samples, cpu.Metrics.Runs)
 	}
 	if qnn.Status != "unavailable" || !strings.Contains(qnn.Reason, "QNNExecutionProvider execution provider is not supported in this build") {
 		t.Errorf("qnn cell: %+v", qnn)
@@ -247,6 +274,10 @@ func TestBrowserMismatchIsReported(t *testing.T) {
 	wasm, native := m["silero-vad-v5/wasm"], m["silero-vad-v5/webgpu-native"]
 	if wasm.Status != "pass" || !strings.Contains(wasm.Provenance.Device, "WebAssembly") {
 		t.Errorf("wasm: %+v", wasm)
+	}
+	// The page times each run; its samples make blocks like a native target's.
+	if len(wasm.Metrics.BlockP50MS) < 2 || len(wasm.Outputs) != 2 {
+		t.Errorf("wasm: blocks %v, outputs %v", wasm.Metrics.BlockP50MS, wasm.Outputs)
 	}
 	if native.Status != "mismatch" || native.Cause != result.CauseMismatch || native.Worst == nil || native.Worst.AbsErr < 0.01 {
 		t.Errorf("webgpu-native: %s %q worst %+v", native.Status, native.Reason, native.Worst)

@@ -76,6 +76,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if _, err := runtime.RunTimeout(); err != nil {
 		return err
 	}
+	if _, err := runtime.Threads(); err != nil {
+		return err
+	}
 	c, err := opts.loadCatalogs()
 	if err != nil {
 		return err

@@ -245,7 +245,7 @@ func TestConcurrentRunsDoNotCollide(t *testing.T) {
 // naming the variable, its value and a good one; no run folder is made.
 func TestRunRejectsBadEnvironment(t *testing.T) {
 	root := newRoot(t, testModels)
-	for _, v := range []string{"HWTEST_MEASURE_TIME", "HWTEST_RUN_TIMEOUT"} {
+	for _, v := range []string{"HWTEST_MEASURE_TIME", "HWTEST_RUN_TIMEOUT", "HWTEST_THREADS"} {
 		t.Run(v, func(t *testing.T) {
 			t.Setenv(v, "banana")
 			reports := filepath.Join(t.TempDir(), "reports")
