@@ -101,8 +101,9 @@ type Cell struct {
 	Status *StatusChange `json:"status,omitempty"`
 	// Placement is set when the share of nodes on the target's EP moved.
 	Placement *PlacementChange `json:"placement,omitempty"`
-	// Key lists the fields of the cell's key that changed; latency and memory are
-	// then not compared (they measured different things).
+	// Key lists the fields of the cell's key that changed, when both sides measured
+	// the cell (an unavailable cell's provenance lacks the model and device);
+	// latency and memory are then not compared (they measured different things).
 	Key []Change `json:"key_changed,omitempty"`
 	// Options lists changed EP or session options (not part of the key: a changed
 	// thread count is exactly what a latency comparison should show).
@@ -377,7 +378,7 @@ func minP(n1, n2 int) float64 {
 }
 
 func fewRuns(n1, n2 int, opts Options) string {
-	return fmt.Sprintf("%d old and %d new run(s) with this key; a regression is decided from ≥ %d runs per side, since one run's blocks miss the run-to-run noise", n1, n2, opts.MinRuns)
+	return fmt.Sprintf("%d old and %d new run(s) with this key; a regression is decided from ≥ %d runs per side, since one run does not show the run-to-run noise", n1, n2, opts.MinRuns)
 }
 
 func values(cells []matrix.Cell, f func(matrix.Cell) float64) []float64 {
