@@ -96,6 +96,13 @@ func TestStoreReadsBackEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	samples, err := db.Samples(ctx, want.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range got.Cells {
+		got.Cells[i].SamplesMS = samples[c.Model+"/"+c.Target]
+	}
 	if d := cmp.Diff(want, got, cmp.AllowUnexported(matrix.Cell{})); d != "" {
 		t.Errorf("read back differs (-stored +read):\n%s", d)
 	}

@@ -55,7 +55,8 @@ ORDER BY r.finished_at DESC, r.run_id DESC`)
 	return out, rows.Err()
 }
 
-// RunMatrix is one stored run's matrix, as it was written, samples included.
+// RunMatrix is one stored run's matrix, as it was written (Samples reads its raw
+// latencies, most of the database's bytes).
 func (db *DB) RunMatrix(ctx context.Context, runID string, models, targets []string) (matrix.Matrix, error) {
 	var m matrix.Matrix
 	var host, detection sql.NullString
@@ -69,7 +70,7 @@ func (db *DB) RunMatrix(ctx context.Context, runID string, models, targets []str
 	if err != nil {
 		return m, fmt.Errorf("history %s: %w", db.path, err)
 	}
-	cells, err := db.readCells(ctx, `WHERE c.run_id = ?`, true, runID)
+	cells, err := db.readCells(ctx, `WHERE c.run_id = ?`, false, runID)
 	if err != nil {
 		return m, err
 	}
@@ -80,6 +81,22 @@ func (db *DB) RunMatrix(ctx context.Context, runID string, models, targets []str
 	m.RunID, m.Generated, m.Host, m.Problems = runID, finished, host.String, stringList(problems)
 	m.Detection, m.DetectedAt, err = db.detection(ctx, runID)
 	return m, err
+}
+
+// Samples are a stored run's raw latencies per cell, "model/target" → ms in the
+// order they ran.
+func (db *DB) Samples(ctx context.Context, runID string) (map[string][]float64, error) {
+	out := map[string][]float64{}
+	err := db.each(ctx, `SELECT c.model, c.target, s.latency_ms FROM samples s JOIN cells c ON c.id = s.cell_id WHERE c.run_id = ?`, func(rows *sql.Rows) error {
+		var model, target string
+		var xs anyList
+		if err := rows.Scan(&model, &target, &xs); err != nil {
+			return err
+		}
+		out[model+"/"+target] = float64s(xs)
+		return nil
+	}, runID)
+	return out, err
 }
 
 // Current is the latest result of every (model, target) across runs: each cell says

@@ -153,6 +153,22 @@ func TestNewCmdHistory(t *testing.T) {
 	}, newHistoryCmd)
 }
 
+func TestNewCmdDiff(t *testing.T) {
+	def := DiffOptions{Alpha: 0.05, MinEffect: 0.05, MinRuns: 3, Window: 10}
+	two := def
+	two.Old, two.New, two.JSON = "a", "b", true
+	strict := def
+	strict.Alpha, strict.MinEffect, strict.MinRuns = 0.01, 0.1, 5
+	testVerb(t, []flagCase[DiffOptions]{
+		{name: "defaults", args: "diff", want: def},
+		{name: "two runs", args: "diff a b --json", want: two},
+		{name: "stricter", args: "diff --alpha 0.01 --min-effect 0.1 --min-runs 5", want: strict},
+		{name: "bad alpha", args: "diff --alpha 5", wantErr: "--alpha 5: want a significance level"},
+		{name: "one run a side", args: "diff --min-runs 1", wantErr: "--min-runs 1"},
+		{name: "three runs", args: "diff a b c", wantErr: "accepts at most 2 arg"},
+	}, newDiffCmd)
+}
+
 func TestNewCmdQuery(t *testing.T) {
 	testVerb(t, []flagCase[QueryOptions]{
 		{name: "table", args: "query SELECT", want: QueryOptions{SQL: "SELECT"}},

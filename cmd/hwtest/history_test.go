@@ -200,3 +200,86 @@ func TestHistoryOfCell(t *testing.T) {
 		t.Errorf("unknown model: exit %d, %s", code, stderr)
 	}
 }
+
+// A status that got worse is a regression: exit 4. By default NEW is the newest run
+// and OLD the newest before it sharing a cell (run1: run2 ran only v5).
+func TestDiffStatusChange(t *testing.T) {
+	recordedHistory(t)
+	code, stdout, stderr := hwtest("diff", "--root", "../..")
+	if code != ExitRegressed || !strings.Contains(stdout, run1) || !strings.Contains(stdout, "pass → error") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = hwtest("diff", "--root", "../..", run1, run2)
+	if code != ExitOK {
+		t.Errorf("v5 on cpu passed both times: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, _, stderr = hwtest("diff", "--root", "../..", run3, run1)
+	if code == ExitOK || !strings.Contains(stderr, "is not older than") {
+		t.Errorf("runs in the wrong order: exit %d, %s", code, stderr)
+	}
+}
+
+// Ten back-to-back runs of the same cells (diff/testdata/noise): no pair is called a
+// regression, whichever two are compared.
+func TestDiffNoiseIsNotARegression(t *testing.T) {
+	t.Setenv("HWTEST_DB", filepath.Join(t.TempDir(), "history.duckdb"))
+	files, _ := filepath.Glob("../../diff/testdata/noise/*.json")
+	if code, stdout, stderr := hwtest(append([]string{"import", "--root", "../.."}, files...)...); code != ExitOK || len(files) != 10 {
+		t.Fatalf("import %d files: exit %d\n%s%s", len(files), code, stdout, stderr)
+	}
+	var ids []string
+	for _, f := range files {
+		ids = append(ids, strings.TrimSuffix(filepath.Base(f), ".json"))
+	}
+	flagged := 0
+	for i := range ids {
+		for j := i + 1; j < len(ids); j++ {
+			code, stdout, stderr := hwtest("diff", "--root", "../..", ids[i], ids[j])
+			if code != ExitOK {
+				flagged++
+				t.Errorf("diff %s %s: exit %d\n%s%s", ids[i], ids[j], code, stdout, stderr)
+			}
+		}
+	}
+	t.Logf("%d of %d pairs flagged", flagged, len(ids)*(len(ids)-1)/2)
+}
+
+// A real slowdown: ten runs with one intra-op thread, then four with ONNX Runtime's
+// default pool, which on these two shared cores made detr, whisper and rag slower.
+func TestDiffFlagsRealSlowdown(t *testing.T) {
+	t.Setenv("HWTEST_DB", filepath.Join(t.TempDir(), "history.duckdb"))
+	files, _ := filepath.Glob("../../diff/testdata/threads1/*.json")
+	after, _ := filepath.Glob("../../diff/testdata/default-after/*.json")
+	files = append(files, after...)
+	if code, stdout, stderr := hwtest(append([]string{"import", "--root", "../.."}, files...)...); code != ExitOK || len(files) != 14 {
+		t.Fatalf("import %d files: exit %d\n%s%s", len(files), code, stdout, stderr)
+	}
+	lastBefore := "20261123T191148Z-cc8d06"
+	code, stdout, stderr := hwtest("diff", "--root", "../..", "--json", lastBefore)
+	if code != ExitRegressed {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	var r struct {
+		Cells []struct {
+			Model   string
+			Latency *struct{ Verdict string }
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range r.Cells {
+		if c.Latency != nil {
+			got[c.Model] = c.Latency.Verdict
+		}
+	}
+	for _, m := range []string{"detr-resnet-50", "whisper-tiny", "rag-token-nq"} {
+		if got[m] != "regressed" {
+			t.Errorf("%s: latency %q, want regressed (%v)", m, got[m], got)
+		}
+	}
+	if got["silero-vad-v5"] == "regressed" {
+		t.Errorf("silero-vad-v5 did not slow down: %v", got)
+	}
+}
