@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -121,13 +123,16 @@ func checkModelBytes(opts *CheckOptions, model string) (data []byte, id string, 
 	return data, m.ID, err
 }
 
-// latestStatuses maps each target id to the status the latest run gave the model.
+// latestStatuses maps each target id to the status the model's latest result there
+// has (the history's current matrix).
 func latestStatuses(g *Globals, model string) map[string]string {
 	out := map[string]string{}
 	if model == "" || g.resolveRoot() != nil {
 		return out
 	}
-	m, err := readMatrixFile(latestMatrix(g))
+	quiet := *g
+	quiet.Stderr = io.Discard
+	m, err := currentMatrix(context.Background(), &quiet)
 	if err != nil {
 		return out
 	}

@@ -186,9 +186,18 @@ func TestRunEndToEnd(t *testing.T) {
 	notALib := filepath.Join(t.TempDir(), "libonnxruntime.so.1")
 	write(t, notALib, "not a library\n")
 	t.Setenv("ONNXRUNTIME_LIB", notALib)
+	// Someone else's file at the history's path: it is left alone, the matrix is
+	// still written, and the run says the history was not updated.
+	foreign := filepath.Join(t.TempDir(), "notes.duckdb")
+	write(t, foreign, "my notes, not a database\n")
+	t.Setenv("HWTEST_DB", foreign)
 	code, stdout, stderr = hwtest("run", "--root", "../..", "--no-generate", "--reports", reports, "--model", "silero-vad-v5", "--target", "cpu")
-	if code != ExitOK {
+	if code != ExitError || !strings.Contains(stderr, "the history was not updated (the matrix files are written)") ||
+		!strings.Contains(stderr, foreign+" is not a DuckDB database") {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if b, _ := os.ReadFile(foreign); string(b) != "my notes, not a database\n" {
+		t.Errorf("the foreign file was changed: %q", b)
 	}
 	cpu = readMatrix(t, filepath.Join(reports, "latest", "matrix.json"))["silero-vad-v5/cpu"]
 	// The cause comes from the code that saw it, so reports need not parse the text.

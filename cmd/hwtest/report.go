@@ -90,27 +90,36 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 }
 
 // reportMatrix is the matrix the flags ask for: a file, a stored run, or the
-// history's current matrix (reports/latest when there is no history yet).
+// current matrix.
 func reportMatrix(ctx context.Context, opts *ReportOptions) (matrix.Matrix, error) {
 	if opts.Matrix != "" {
 		return readMatrixFile(opts.Matrix)
 	}
-	if err := opts.resolveRoot(); err != nil {
-		return matrix.Matrix{}, err
+	if opts.RunID == "" {
+		return currentMatrix(ctx, opts.Globals)
 	}
-	db, err := history.Open(ctx, opts.DB, history.ReadOnly, history.Options{Log: opts.Stderr})
-	if errors.Is(err, history.ErrNoHistory) && opts.RunID == "" {
-		fmt.Fprintf(opts.Stderr, "report: %v; showing %s\n", err, relToWD(latestMatrix(opts.Globals)))
-		return readMatrixFile(latestMatrix(opts.Globals))
-	}
+	db, err := opts.openHistory(ctx, history.ReadOnly)
 	if err != nil {
 		return matrix.Matrix{}, err
 	}
 	defer db.Close()
 	models, targets := opts.catalogOrder()
-	if opts.RunID != "" {
-		return db.RunMatrix(ctx, opts.RunID, models, targets)
+	return db.RunMatrix(ctx, opts.RunID, models, targets)
+}
+
+// currentMatrix is the history's latest result of every cell; reports/latest's
+// matrix when there is no history yet (a checkout from before the history).
+func currentMatrix(ctx context.Context, g *Globals) (matrix.Matrix, error) {
+	db, err := g.openHistory(ctx, history.ReadOnly)
+	if errors.Is(err, history.ErrNoHistory) {
+		fmt.Fprintf(g.Stderr, "%v; reading %s\n", err, relToWD(latestMatrix(g)))
+		return readMatrixFile(latestMatrix(g))
 	}
+	if err != nil {
+		return matrix.Matrix{}, err
+	}
+	defer db.Close()
+	models, targets := g.catalogOrder()
 	return db.Current(ctx, models, targets)
 }
 
