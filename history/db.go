@@ -111,8 +111,10 @@ func Open(ctx context.Context, path string, mode Mode, o Options) (*DB, error) {
 }
 
 // checkFile refuses what DuckDB must never be given: something that is not a
-// regular file, or a file that is not a DuckDB database (DuckDB refuses those too,
-// but an empty file it would take as new and fill).
+// regular file, or a file with something else in it. A file shorter than DuckDB's
+// header is left to DuckDB: it may be another hwtest's history being created this
+// instant (DuckDB then says it is locked, and Open waits), and DuckDB refuses a
+// short file that is not its own without writing to it (notDuckDB words that).
 func checkFile(path string, mode Mode) error {
 	fi, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -133,11 +135,14 @@ func checkFile(path string, mode Mode) error {
 	}
 	defer f.Close()
 	head := make([]byte, 12)
-	n, _ := io.ReadFull(f, head)
-	if n < len(head) || !bytes.Equal(head[8:12], duckdbMagic) {
-		return fmt.Errorf("history %s is not a DuckDB database (%d bytes; no DuckDB header): it was left as it is; move it away or point --db or %s at another file", path, fi.Size(), EnvDB)
+	if n, _ := io.ReadFull(f, head); n == len(head) && !bytes.Equal(head[8:12], duckdbMagic) {
+		return notDuckDB(path, fi.Size())
 	}
 	return nil
+}
+
+func notDuckDB(path string, size int64) error {
+	return fmt.Errorf("history %s is not a DuckDB database (%d bytes; no DuckDB header): it was left as it is; move it away or point --db or %s at another file", path, size, EnvDB)
 }
 
 // lockHolder finds the pid in DuckDB's "Conflicting lock is held in … (PID n)".
@@ -149,7 +154,8 @@ func openWaiting(ctx context.Context, path string, mode Mode, o Options) (*DB, e
 	if wait <= 0 {
 		wait = 10 * time.Minute
 	}
-	deadline := time.Now().Add(wait)
+	start := time.Now()
+	deadline := start.Add(wait)
 	said := false
 	for {
 		db, err := open(path, mode)
@@ -161,6 +167,19 @@ func openWaiting(ctx context.Context, path string, mode Mode, o Options) (*DB, e
 		}
 		m := lockHolder.FindStringSubmatch(err.Error())
 		if m == nil {
+			if strings.Contains(err.Error(), "not a valid DuckDB database file") {
+				size := int64(-1)
+				if fi, serr := os.Stat(path); serr == nil {
+					size = fi.Size()
+				}
+				// A file shorter than a header may be one another hwtest is creating
+				// right now: give it a moment before calling it foreign.
+				if size < 12 && time.Since(start) < 2*time.Second {
+					time.Sleep(100 * time.Millisecond)
+					continue
+				}
+				return nil, notDuckDB(path, size)
+			}
 			return nil, fmt.Errorf("history %s: %w", path, err)
 		}
 		if time.Now().After(deadline) {

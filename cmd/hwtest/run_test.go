@@ -209,7 +209,10 @@ func TestConcurrentRunsDoNotCollide(t *testing.T) {
 	needSuites(t)
 	bin := buildHwtest(t)
 	reports := t.TempDir()
-	env := []string{"HWTEST_MEASURE_TIME=100ms"}
+	// Both store into one history: DuckDB lets one process write at a time, so one
+	// waits for the other; both runs must be kept.
+	history := filepath.Join(t.TempDir(), "history.duckdb")
+	env := []string{"HWTEST_MEASURE_TIME=100ms", "HWTEST_DB=" + history}
 	a := startRun(t, bin, env, "--reports", reports, "--model", "silero-vad-v5", "--target", "cpu")
 	b := startRun(t, bin, env, "--reports", reports, "--model", "silero-vad-v6", "--target", "cpu")
 	for _, p := range []*runProcess{a, b} {
@@ -238,6 +241,11 @@ func TestConcurrentRunsDoNotCollide(t *testing.T) {
 	}
 	if latest, err := os.Readlink(filepath.Join(reports, "latest")); err != nil || (latest != filepath.Base(da) && latest != filepath.Base(db)) {
 		t.Errorf("latest → %q (%v), want one of the two runs", latest, err)
+	}
+	t.Setenv("HWTEST_DB", history)
+	rows := queryJSON(t, "SELECT run_id, model FROM cells ORDER BY model")
+	if len(rows) != 2 || rows[0]["run_id"] != filepath.Base(da) || rows[1]["run_id"] != filepath.Base(db) {
+		t.Errorf("the history holds %v, want both runs' cells", rows)
 	}
 }
 
