@@ -232,7 +232,7 @@ func TestBudgets(t *testing.T) {
 			out:  map[string]string{"wasm": "peak memory 623.1 MiB > --max-memory 100.0 MiB (by 523.1 MiB, +523%)"},
 			none: []string{recommend.BrowserOnly}},
 		{name: "p99 of both", budget: recommend.Budget{MaxP99MS: 1}, ranked: nil,
-			out: map[string]string{"cpu": "p99 2.499 ms > --max-p99 1 ms", "wasm": "p99 7.001 ms > --max-p99 1 ms"},
+			out:  map[string]string{"cpu": "p99 2.499 ms > --max-p99 1 ms", "wasm": "p99 7.001 ms > --max-p99 1 ms"},
 			none: []string{recommend.LowestLatency, recommend.LowestMemory, recommend.BrowserOnly, recommend.CPUOnly}},
 		{name: "wide enough", budget: recommend.Budget{MaxP50MS: 1, MaxP99MS: 10, MaxMemoryBytes: 1 << 30}, ranked: []string{"cpu", "wasm"}},
 	} {

@@ -185,6 +185,24 @@ func TestNewCmdImport(t *testing.T) {
 	}, newImportCmd)
 }
 
+func TestNewCmdRecommend(t *testing.T) {
+	testVerb(t, []flagCase[RecommendOptions]{
+		{name: "model", args: "recommend silero-vad-v5", want: RecommendOptions{Model: "silero-vad-v5"}},
+		{name: "budgets", args: "recommend vad --max-p50 0.5 --max-p99 2 --max-memory 1.5GiB --precision fp16 --json",
+			want: RecommendOptions{Model: "vad", MaxP50: 0.5, MaxP99: 2, MaxMemory: 3 << 29, Precision: "fp16", JSON: true}},
+		{name: "memory in MB", args: "recommend vad --max-memory 800MB", want: RecommendOptions{Model: "vad", MaxMemory: 800e6}},
+		{name: "memory in MiB by default", args: "recommend vad --max-memory 256", want: RecommendOptions{Model: "vad", MaxMemory: 256 << 20}},
+		{name: "family", args: "recommend --family audio", want: RecommendOptions{Family: "audio"}},
+		{name: "neither", args: "recommend", wantErr: "name a MODEL or a --family"},
+		{name: "both", args: "recommend vad --family audio", wantErr: "name a MODEL or a --family"},
+		{name: "unknown family", args: "recommend --family speech", wantErr: `--family "speech": want one of text`},
+		{name: "bad memory", args: "recommend vad --max-memory lots", wantErr: "want a size above 0 such as 512MiB"},
+		{name: "negative p50", args: "recommend vad --max-p50 -1", wantErr: "--max-p50 and --max-p99 are milliseconds above 0"},
+		{name: "bad precision", args: "recommend vad --precision fp64", wantErr: `--precision "fp64": want one of fp32, fp16, int8`},
+		{name: "two models", args: "recommend a b", wantErr: "accepts at most 1 arg"},
+	}, newRecommendCmd)
+}
+
 func TestNewCmdZoo(t *testing.T) {
 	zooList := func(g *Globals, runF func(*ZooListOptions) error) *cobra.Command {
 		return newZooCmd(g, runF, nil)

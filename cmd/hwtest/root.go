@@ -73,7 +73,8 @@ func newRootCmd(g *Globals) *cobra.Command {
 	cmd.AddCommand(newGenerateCmd(g, nil), newVerifyCmd(g, nil), newRunCmd(g, nil),
 		newFetchCmd(g, nil), newModelsCmd(g, nil), newZooCmd(g, nil, nil),
 		newDetectCmd(g, nil), newCheckCmd(g, nil), newReportCmd(g, nil),
-		newHistoryCmd(g, nil), newDiffCmd(g, nil), newQueryCmd(g, nil), newImportCmd(g, nil))
+		newHistoryCmd(g, nil), newDiffCmd(g, nil), newQueryCmd(g, nil), newImportCmd(g, nil),
+		newRecommendCmd(g, nil))
 	return cmd
 }
 
