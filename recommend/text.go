@@ -3,6 +3,7 @@ package recommend
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -131,6 +132,17 @@ func (f FamilyRecommendation) Markdown() []byte {
 	}
 	b.WriteString(" Per target: the models that passed, and the median of their speedups over " + orUnknown(f.Baseline) +
 		" (each model's p50 medians over the runs that back it).\n")
+	var fixtures []string
+	for _, m := range f.Models {
+		for _, c := range slices.Concat(m.Ranked, m.Partial) {
+			if c.Fixture != "" && !slices.Contains(fixtures, m.Model) {
+				fixtures = append(fixtures, m.Model)
+			}
+		}
+	}
+	if len(fixtures) > 0 {
+		fmt.Fprintf(&b, "\nNote: %s ran a fixture (a tiny stand-in) in place of the real model: their figures are the fixture's.\n", strings.Join(fixtures, ", "))
+	}
 	if s := f.Budget.String(); s != "" {
 		fmt.Fprintf(&b, "\nAsked: %s.\n", s)
 	}
