@@ -396,29 +396,15 @@ func relative(old, new float64) float64 {
 	return new/old - 1
 }
 
-// keyFields are what a cell's latency and memory depend on besides the cell itself
-// (model, target): a change in any of them makes the numbers incomparable.
-var keyFields = []struct {
-	name string
-	get  func(*result.Provenance) string
-}{
-	{"model sha256", func(p *result.Provenance) string { return p.ModelSHA256 }},
-	{"ONNX Runtime", func(p *result.Provenance) string { return p.ORTVersion }},
-	{"ONNX Runtime library sha256", func(p *result.Provenance) string { return p.ORTLibSHA256 }},
-	{"device", func(p *result.Provenance) string { return p.Device }},
-	{"driver", func(p *result.Provenance) string { return p.Driver }},
-	{"host CPU", func(p *result.Provenance) string { return p.HostCPU }},
-}
-
 // keyChanges lists the key fields that differ; same is false also when a side has
 // no provenance (its key is unknown).
 func keyChanges(a, b *result.Provenance) (changes []Change, same bool) {
 	if a == nil || b == nil {
 		return nil, false
 	}
-	for _, f := range keyFields {
-		if x, y := f.get(a), f.get(b); x != y {
-			changes = append(changes, Change{Field: f.name, From: x, To: y})
+	for _, f := range result.KeyFields {
+		if x, y := f.Get(a), f.Get(b); x != y {
+			changes = append(changes, Change{Field: f.Name, From: x, To: y})
 		}
 	}
 	return changes, len(changes) == 0

@@ -246,7 +246,7 @@ func backing(c matrix.Cell, runs []matrix.Cell) []matrix.Cell {
 	var out []matrix.Cell
 	self := false
 	for _, rc := range runs {
-		if rc.Target != c.Target || !passed(rc.Status) || rc.Metrics == nil || !sameKey(c.Provenance, rc.Provenance) {
+		if rc.Target != c.Target || !passed(rc.Status) || rc.Metrics == nil || !result.SameKey(c.Provenance, rc.Provenance) {
 			continue
 		}
 		if rc.RunID == c.RunID {
@@ -258,29 +258,6 @@ func backing(c matrix.Cell, runs []matrix.Cell) []matrix.Cell {
 		out = append(out, c)
 	}
 	return out
-}
-
-// keyFields are what a cell's latency and memory depend on besides the cell itself;
-// the same list as diff's: numbers measured under different keys are not pooled.
-var keyFields = []func(*result.Provenance) string{
-	func(p *result.Provenance) string { return p.ModelSHA256 },
-	func(p *result.Provenance) string { return p.ORTVersion },
-	func(p *result.Provenance) string { return p.ORTLibSHA256 },
-	func(p *result.Provenance) string { return p.Device },
-	func(p *result.Provenance) string { return p.Driver },
-	func(p *result.Provenance) string { return p.HostCPU },
-}
-
-func sameKey(a, b *result.Provenance) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	for _, f := range keyFields {
-		if f(a) != f(b) {
-			return false
-		}
-	}
-	return true
 }
 
 // speedup sets the choice's speedup over the baseline target, when the baseline

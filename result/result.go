@@ -170,3 +170,34 @@ const (
 	CheckOpen    = "open"    // probe, load, CPU reference, session creation, first run
 	CheckMeasure = "measure" // warm-up and timed runs, memory
 )
+
+// KeyField is one thing a cell's latency and memory depend on besides the cell
+// itself (model, target).
+type KeyField struct {
+	Name string
+	Get  func(*Provenance) string
+}
+
+// KeyFields make a measurement's key: numbers measured under different keys are
+// not compared (hwtest diff) or pooled (hwtest recommend).
+var KeyFields = []KeyField{
+	{"model sha256", func(p *Provenance) string { return p.ModelSHA256 }},
+	{"ONNX Runtime", func(p *Provenance) string { return p.ORTVersion }},
+	{"ONNX Runtime library sha256", func(p *Provenance) string { return p.ORTLibSHA256 }},
+	{"device", func(p *Provenance) string { return p.Device }},
+	{"driver", func(p *Provenance) string { return p.Driver }},
+	{"host CPU", func(p *Provenance) string { return p.HostCPU }},
+}
+
+// SameKey: both provenances are known and every key field agrees.
+func SameKey(a, b *Provenance) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	for _, f := range KeyFields {
+		if f.Get(a) != f.Get(b) {
+			return false
+		}
+	}
+	return true
+}
