@@ -129,7 +129,8 @@ SELECT c.id, c.run_id, r.finished_at, c.model, c.family, c.target, c.status, c.r
        c.stdev_ms, c.cov, c.block_p50_ms, c.throughput_per_s, c.batch, c.peak_rss_bytes, c.base_rss_bytes, c.peak_rss_scope,
        c.worst::VARCHAR, c.params, c.weight_bytes, c.size_tier, c.estimate_bytes,
        c.ort_version, c.ort_library, c.ort_library_sha256, c.provider, c.options::VARCHAR, c.host_cpu, c.device, c.driver,
-       c.model_sha256, c.catalog_commit, c.code_commit, c.cell_time, c.has_metrics, c.has_size, c.has_provenance
+       c.model_sha256, c.catalog_commit, c.code_commit, c.cell_time, c.has_metrics, c.has_size, c.has_provenance,
+       c.wall_ms
 FROM cells c JOIN runs r USING (run_id)
 `
 
@@ -150,7 +151,7 @@ func (db *DB) readCells(ctx context.Context, clause string, samples bool, args .
 			family, reason, cause, fixture, fallback, fallsTo  sql.NullString
 			placement, scope, worst, tier                      sql.NullString
 			load, first, min, p50, p90, p95, p99, max, mean    sql.NullFloat64
-			stdev, cov, throughput                             sql.NullFloat64
+			stdev, cov, throughput, wall                       sql.NullFloat64
 			runs, warm                                         sql.NullInt32
 			batch, peak, base, params, weights, estimate       sql.NullInt64
 			blocks                                             anyList
@@ -166,12 +167,14 @@ func (db *DB) readCells(ctx context.Context, clause string, samples bool, args .
 			&stdev, &cov, &blocks, &throughput, &batch, &peak, &base, &scope,
 			&worst, &params, &weights, &tier, &estimate,
 			&ortVersion, &ortLib, &ortSHA, &provider, &options, &cpu, &device, &driver,
-			&modelSHA, &catalogCommit, &code, &cellTime, &hasMetrics, &hasSize, &hasProvenance)
+			&modelSHA, &catalogCommit, &code, &cellTime, &hasMetrics, &hasSize, &hasProvenance,
+			&wall)
 		if err != nil {
 			return nil, fmt.Errorf("history %s: reading cells: %w", db.path, err)
 		}
 		c.Family, c.Status, c.Reason, c.Cause = family.String, result.Status(status), reason.String, result.Cause(cause.String)
 		c.Fixture, c.Fallback, c.FallsBackTo = fixture.String, fallback.String, fallsTo.String
+		c.WallMS = wall.Float64
 		if err := unmarshal(placement, &c.Placement); err != nil {
 			return nil, err
 		}

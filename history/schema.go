@@ -8,7 +8,7 @@ import (
 
 // SchemaVersion is the version of the schema this hwtest writes. A database of an
 // older version is migrated; a newer one is refused.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[i] takes a database from version i to version i+1. Each runs in one
 // transaction with the version bump, so a database is at one version or the next,
@@ -167,6 +167,11 @@ SELECT id,
        array_to_string(features, ',') AS features,
        detected_at AS timestamp
 FROM detections;
+`,
+	// 2 → 3: how long each cell took (matrix.Cell.WallMS), so `hwtest run` can
+	// estimate how long the cells it is about to run will take.
+	`
+ALTER TABLE cells ADD COLUMN wall_ms DOUBLE; -- first spec's start to last spec's end
 `,
 }
 

@@ -176,7 +176,7 @@ func appendDetails(dc driver.Conn, firstID int64, cells []matrix.Cell) (err erro
 }
 
 // cellColumns is the cells table's column order, as cellValues fills it.
-const cellColumns = 52
+const cellColumns = 53
 
 func cellValues(id int64, runID string, c *matrix.Cell) []any {
 	v := []any{id, runID, c.Model, nullable(c.Family), c.Target, string(c.Status), nullable(c.Reason), nullable(string(c.Cause)),
@@ -220,7 +220,12 @@ func cellValues(id int64, runID string, c *matrix.Cell) []any {
 	} else {
 		v = append(v, make([]any, 12)...)
 	}
-	return append(v, c.Metrics != nil, c.Size != nil, c.Provenance != nil)
+	v = append(v, c.Metrics != nil, c.Size != nil, c.Provenance != nil)
+	var wall any
+	if c.WallMS > 0 {
+		wall = c.WallMS
+	}
+	return append(v, wall)
 }
 
 // nextID is one past the largest id of a table. Ids are assigned here rather than

@@ -59,6 +59,11 @@ type Cell struct {
 	Placement   *result.Placement  `json:"placement,omitempty"`
 	Provenance  *result.Provenance `json:"provenance,omitempty"`
 	Outputs     []result.Output    `json:"outputs,omitempty"`
+	// WallMS is how long the cell took, as Ginkgo timed its specs: from the start of
+	// the first (whose BeforeAll loads the model and opens the session) to the end of
+	// the last (whose AfterAll closes it). `hwtest run` estimates its remaining time
+	// from these. 0 when unknown (no spec of the cell ended).
+	WallMS float64 `json:"wall_ms,omitempty"`
 	// SamplesMS are the raw timed latencies, kept for the history database and
 	// left out of matrix.json (Metrics.BlockP50MS stands for them there).
 	SamplesMS []float64 `json:"-"`
@@ -147,6 +152,8 @@ type acc struct {
 	recorded map[string]bool
 	selected bool   // some spec of the cell was selected to run
 	stopped  string // why its suite stopped early, when it did
+	// The start of the cell's first spec that ended and the end of its last.
+	start, end time.Time
 }
 
 // FromReports merges Ginkgo reports and process failures into a matrix. models and
@@ -197,6 +204,7 @@ func FromReports(reports []types.Report, failures []ProcessFailure, models, targ
 			}
 			a := get(k)
 			a.specs = append(a.specs, s.LeafNodeText)
+			a.timeSpec(s)
 			if s.State != types.SpecStatePending && selected(s) {
 				a.selected = true
 				if a.stopped == "" {
@@ -330,6 +338,20 @@ func (a *acc) add(e result.CellReport) {
 	}
 }
 
+// timeSpec widens the cell's span to a spec that ran: specs filtered out or
+// skipped after a failure have a start time but no end.
+func (a *acc) timeSpec(s types.SpecReport) {
+	if s.EndTime.IsZero() || s.StartTime.IsZero() {
+		return
+	}
+	if a.start.IsZero() || s.StartTime.Before(a.start) {
+		a.start = s.StartTime
+	}
+	if s.EndTime.After(a.end) {
+		a.end = s.EndTime
+	}
+}
+
 // excess ranks deviations: how many times over its allowance the error is.
 func excess(d *result.Deviation) float64 {
 	if d.Allowed > 0 {
@@ -388,6 +410,9 @@ func (a *acc) finish(crashes []ProcessFailure) (Cell, bool) {
 		}
 	}
 	c.Checks = checks
+	if !a.start.IsZero() {
+		c.WallMS = float64(a.end.Sub(a.start)) / float64(time.Millisecond)
+	}
 	return c, true
 }
 

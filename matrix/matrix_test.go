@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -530,6 +531,17 @@ func TestRealReport(t *testing.T) {
 	}
 	if len(m.Problems) != 0 || m.Environment.ORTVersion[0] == "" || m.Environment.ORTLibrarySHA256[0] == "" {
 		t.Errorf("problems %q, environment %+v", m.Problems, m.Environment)
+	}
+	// Wall times, read off the report: the first spec's start to the last's end;
+	// specs that never ended (skipped after the unavailable open) do not count.
+	for cell, want := range map[[2]string]float64{
+		{"silero-vad-v6", "cpu"}:  465.963877, // 09:35:44.847621067 → 09:35:45.313584944
+		{"silero-vad-v5", "cpu"}:  368.307713, // 09:35:45.314351782 → 09:35:45.682659495
+		{"silero-vad-v6", "cuda"}: 0.43835,    // its open alone
+	} {
+		if got := cellAt(t, m, cell[0], cell[1]).WallMS; math.Abs(got-want) > 1e-6 {
+			t.Errorf("%s/%s took %v ms, want %v", cell[0], cell[1], got, want)
+		}
 	}
 	golden(t, "real-audio.md", m.Markdown())
 }

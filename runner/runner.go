@@ -45,6 +45,11 @@ type Options struct {
 	TargetIDs   []string      // the targets LabelFilter selects; all when empty
 	Env         []string      // extra environment for suite processes
 	Log         io.Writer
+	// Progress, when set, hears of every cell as it starts and ends (the suites
+	// announce them through result.ProgressEnv), and once more of each cell whose
+	// status in its model's report differs from what its suite announced, or that
+	// its suite never announced (crash, timeout, interrupt): Revised.
+	Progress func(result.CellEvent)
 }
 
 // Result is what a run produced.
@@ -175,7 +180,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		}
 		fmt.Fprintf(o.Log, "run: %s (%s)\n", m.ID, m.Family)
 		ran = true
-		rep, fail := runModel(ctx, o, bin, m)
+		announced := map[string]result.Status{}
+		rep, fail := runModel(ctx, o, bin, m, announced)
 		if fail != nil && fail.Cause == result.CauseInterrupted {
 			interrupted = true
 		}
@@ -184,6 +190,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 			fmt.Fprintf(o.Log, "run: %s: %s\n", m.ID, fail.Err)
 			failures = append(failures, *fail)
 		}
+		reviseProgress(o, m.ID, rep, fail, announced)
 		reports = append(reports, rep...)
 	}
 	// Every catalog model, run or not, so the matrix can say which were not run.
@@ -251,7 +258,9 @@ func buildSuite(ctx context.Context, o Options, binDir, family string) (string, 
 const interruptGrace = 10 * time.Second
 
 // runModel runs one model's specs in its own process and reads its JSON report.
-func runModel(ctx context.Context, o Options, bin string, m catalog.Model) ([]types.Report, *matrix.ProcessFailure) {
+// With o.Progress it forwards the cells the suite announces, noting the status
+// each ended with in announced (by target).
+func runModel(ctx context.Context, o Options, bin string, m catalog.Model, announced map[string]result.Status) ([]types.Report, *matrix.ProcessFailure) {
 	report := filepath.Join(o.OutDir, "ginkgo", safeName(m.ID)+".json")
 	filter := result.ModelLabel(m.ID)
 	if o.LabelFilter != "" {
@@ -268,6 +277,24 @@ func runModel(ctx context.Context, o Options, bin string, m catalog.Model) ([]ty
 	// The suite runs in its package folder, as `go test` would run it.
 	cmd.Dir = filepath.Join(o.Root, generator.Dir, m.Family)
 	cmd.Env = append(append(os.Environ(), "HWTEST_ROOT="+o.Root), o.Env...)
+	if o.Progress != nil {
+		path := filepath.Join(filepath.Dir(bin), safeName(m.ID)+".progress.jsonl")
+		stop, err := tailProgress(path, func(e result.CellEvent) {
+			if e.Model != m.ID {
+				return // not this model's: the suite's label filter would not run it
+			}
+			if e.Event == result.CellDone {
+				announced[e.Target] = e.Status
+			}
+			o.Progress(e)
+		})
+		if err == nil {
+			cmd.Env = append(cmd.Env, result.ProgressEnv+"="+path)
+			defer stop()
+		} else {
+			fmt.Fprintf(o.Log, "run: %s: no live progress: %v\n", m.ID, err)
+		}
+	}
 	// Its own process group, so a timeout or an interrupt reaches whatever the suite
 	// started too (Chromium).
 	cmd.SysProcAttr = childProcAttr()

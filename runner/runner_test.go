@@ -32,7 +32,7 @@ func options(t *testing.T, timeout time.Duration) Options {
 func TestCrashIsRecordedNotLost(t *testing.T) {
 	o := options(t, time.Minute)
 	bin := fakeSuite(t, `echo "fatal error: unexpected signal during runtime execution" >&2; kill -SEGV $$`)
-	reports, fail := runModel(context.Background(), o, bin, catalog.Model{ID: "m", Family: "audio"})
+	reports, fail := runModel(context.Background(), o, bin, catalog.Model{ID: "m", Family: "audio"}, nil)
 	if fail == nil || reports != nil {
 		t.Fatalf("crash: reports %v, failure %v", reports, fail)
 	}
@@ -46,7 +46,7 @@ func TestHangIsKilledAtTimeout(t *testing.T) {
 	// The child sleeps too: the whole process group must go, not only the shell.
 	bin := fakeSuite(t, `sleep 30 & sleep 30`)
 	start := time.Now()
-	_, fail := runModel(context.Background(), o, bin, catalog.Model{ID: "m", Family: "audio"})
+	_, fail := runModel(context.Background(), o, bin, catalog.Model{ID: "m", Family: "audio"}, nil)
 	if took := time.Since(start); took > 10*time.Second {
 		t.Fatalf("runModel returned after %v", took)
 	}
@@ -57,7 +57,7 @@ func TestHangIsKilledAtTimeout(t *testing.T) {
 
 func TestExitWithoutReport(t *testing.T) {
 	o := options(t, time.Minute)
-	_, fail := runModel(context.Background(), o, fakeSuite(t, `echo "panic: boom" >&2; exit 2`), catalog.Model{ID: "m", Family: "audio"})
+	_, fail := runModel(context.Background(), o, fakeSuite(t, `echo "panic: boom" >&2; exit 2`), catalog.Model{ID: "m", Family: "audio"}, nil)
 	if fail == nil || !strings.Contains(fail.Err, "ended without a report") || !strings.Contains(fail.Stderr, "panic: boom") {
 		t.Errorf("failure = %+v", fail)
 	}
@@ -85,7 +85,7 @@ echo "runtime stack:" >&2
 echo "runtime.throw({0x1234, 0x16})" >&2
 i=0; while [ $i -lt 400 ]; do echo "goroutine $i [select]:" >&2; echo "	github.com/onsi/ginkgo/v2/internal.(*Suite).runNode(...)" >&2; i=$((i+1)); done
 exit 2`)
-	_, fail := runModel(context.Background(), o, bin, catalog.Model{ID: "m", Family: "audio"})
+	_, fail := runModel(context.Background(), o, bin, catalog.Model{ID: "m", Family: "audio"}, nil)
 	if fail == nil || !strings.Contains(fail.Err, "fatal error: runtime: out of memory") || !strings.Contains(fail.Err, "runtime.throw") {
 		t.Fatalf("failure = %+v", fail)
 	}
@@ -99,7 +99,7 @@ exit 2`)
 func TestDiskFullIsNamed(t *testing.T) {
 	o := options(t, time.Minute)
 	bin := fakeSuite(t, `dd if=/dev/zero of=/dev/full bs=1 count=1; exit 1`)
-	_, fail := runModel(context.Background(), o, bin, catalog.Model{ID: "m", Family: "audio"})
+	_, fail := runModel(context.Background(), o, bin, catalog.Model{ID: "m", Family: "audio"}, nil)
 	if fail == nil || !strings.Contains(fail.Err, "disk full") {
 		t.Errorf("failure = %+v", fail)
 	}

@@ -35,6 +35,13 @@ type Cell struct {
 	first     time.Duration
 	rssBase   int64
 	opened    bool
+
+	// What the cell announces to `hwtest run`'s progress display (progress.go).
+	began     time.Time
+	announced bool
+	status    result.Status
+	reason    string
+	p50       float64
 }
 
 // NewCell prepares a cell; nothing is loaded until Open.
@@ -52,6 +59,7 @@ func (c *Cell) tolerance() Tolerance {
 // skips the cell with the probe's reason; anything else that fails fails it.
 func (c *Cell) Open() {
 	ginkgo.GinkgoHelper()
+	c.announceStart()
 	// A missing or broken ONNX Runtime is this machine's setup failing, not the
 	// target being absent: an error, never "unavailable".
 	if _, err := Init(); err != nil && c.Target.Runner != "browser" {
@@ -143,12 +151,13 @@ func (c *Cell) openBackend(path string, inputs []Tensor) (Backend, error) {
 	return OpenSession(path, c.Target, false)
 }
 
-// Close releases the target's session.
+// Close releases the target's session and announces that the cell ended.
 func (c *Cell) Close() {
 	if c.session != nil {
 		c.session.Close()
 		c.session = nil
 	}
+	c.announceDone()
 }
 
 // Measure times warm inferences after a warm-up and reads the peak RSS.
@@ -198,6 +207,7 @@ func (c *Cell) Measure() {
 	c.record(result.CheckMeasure, c.passStatus(), c.passReason(), func(r *result.CellReport) {
 		r.Metrics, r.SamplesMS = &m, SamplesMS(samples)
 	})
+	c.p50 = m.P50MS
 }
 
 // Check asserts one family invariant on the target's outputs.
@@ -297,6 +307,7 @@ func (c *Cell) record(check string, status result.Status, reason string, extra f
 	if extra != nil {
 		extra(&r)
 	}
+	c.noteStatus(status, reason)
 	ginkgo.AddReportEntry(result.ReportEntryName, r, ginkgo.ReportEntryVisibilityNever)
 }
 

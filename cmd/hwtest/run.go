@@ -17,6 +17,8 @@ import (
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/generator"
+	"github.com/hwtest/hwtest/history"
+	"github.com/hwtest/hwtest/progress"
 	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/runner"
 	"github.com/hwtest/hwtest/runtime"
@@ -45,7 +47,9 @@ func newRunCmd(g *Globals, runF func(*RunOptions) error) *cobra.Command {
 			"still run) and writes reports/<run id>/matrix.md and matrix.json, and points\n" +
 			"reports/latest at it. Each run has a folder of its own, so runs may overlap.\n" +
 			"SIGINT or SIGTERM stops the running model (its unfinished cells say\n" +
-			"\"interrupted\"), writes the matrix of what finished and exits 130.",
+			"\"interrupted\"), writes the matrix of what finished and exits 130.\n" +
+			"On a terminal a progress bar shows the cells done, the one running and an ETA\n" +
+			"from the history's past timings; elsewhere one line per finished cell.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Timeout <= 0 {
@@ -130,12 +134,15 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		<-ctx.Done()
 		stop()
 	}()
+	display := newRunDisplay(ctx, opts, modelIDs, targetIDs)
 	res, err := runner.Run(ctx, runner.Options{
 		Root: opts.Root, Catalogs: c, RunID: id, OutDir: out, Timeout: opts.Timeout,
 		LabelFilter: strings.Join(labels, " || "), ModelIDs: opts.ModelIDs, TargetIDs: opts.TargetIDs,
 		Env: []string{"HWTEST_CATALOG_COMMIT=" + catalogCommit(opts.Root), "HWTEST_CODE_COMMIT=" + codeCommit(opts.Root)},
-		Log: opts.Stderr,
+		Log: display.Log(), Progress: display.Cell,
 	})
+	// The bar is drawn for the last time before anything else is printed.
+	display.Finish(err != nil || res.Interrupted)
 	if err != nil {
 		return err // the runner removed the folder if nothing ran
 	}
@@ -154,6 +161,28 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return errors.Join(err, stored)
 	}
 	return stored
+}
+
+// newRunDisplay shows the run's cells as they end: a bar on a terminal, a line each
+// elsewhere. The ETA comes from the cells' past wall times in the history, read
+// once now; a history another hwtest holds for long is not waited for.
+func newRunDisplay(ctx context.Context, opts *RunOptions, models, targets []string) progress.Display {
+	if len(opts.ModelIDs) > 0 {
+		models = slices.DeleteFunc(slices.Clone(models), func(m string) bool { return !slices.Contains(opts.ModelIDs, m) })
+	}
+	if len(opts.TargetIDs) > 0 {
+		targets = slices.DeleteFunc(slices.Clone(targets), func(t string) bool { return !slices.Contains(opts.TargetIDs, t) })
+	}
+	timings, err := progress.OpenTimings(ctx, opts.DB, 2*time.Second)
+	noETA := ""
+	switch {
+	case errors.Is(err, history.ErrNoHistory):
+		noETA = "no history"
+	case err != nil:
+		noETA = "history unreadable"
+		fmt.Fprintf(opts.Stderr, "progress: no ETA: %v\n", err)
+	}
+	return progress.New(opts.Stderr, progress.NewTracker(progress.Plan(models, targets), timings, noETA, nil))
 }
 
 // codeCommit is the checkout's HEAD, "+dirty" with uncommitted changes; "" outside git.
