@@ -87,7 +87,8 @@ func (db *DB) RunMatrix(ctx context.Context, runID string, models, targets []str
 // order they ran.
 func (db *DB) Samples(ctx context.Context, runID string) (map[string][]float64, error) {
 	out := map[string][]float64{}
-	err := db.each(ctx, `SELECT c.model, c.target, s.latency_ms FROM samples s JOIN cells c ON c.id = s.cell_id WHERE c.run_id = ?`, func(rows *sql.Rows) error {
+	err := db.each(ctx, `SELECT c.model, c.target, list(s.latency_ms ORDER BY s.seq) FROM samples s JOIN cells c ON c.id = s.cell_id
+WHERE c.run_id = ? GROUP BY ALL`, func(rows *sql.Rows) error {
 		var model, target string
 		var xs anyList
 		if err := rows.Scan(&model, &target, &xs); err != nil {
@@ -253,7 +254,7 @@ func (db *DB) readCells(ctx context.Context, clause string, samples bool, args .
 		return nil, err
 	}
 	if samples {
-		if err := db.each(ctx, `SELECT cell_id, latency_ms FROM samples WHERE cell_id IN `+in, func(rows *sql.Rows) error {
+		if err := db.each(ctx, `SELECT cell_id, list(latency_ms ORDER BY seq) FROM samples WHERE cell_id IN `+in+` GROUP BY cell_id`, func(rows *sql.Rows) error {
 			var id int64
 			var xs anyList
 			if err := rows.Scan(&id, &xs); err != nil {

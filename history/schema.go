@@ -8,7 +8,7 @@ import (
 
 // SchemaVersion is the version of the schema this hwtest writes. A database of an
 // older version is migrated; a newer one is refused.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[i] takes a database from version i to version i+1. Each runs in one
 // transaction with the version bump, so a database is at one version or the next,
@@ -172,6 +172,20 @@ FROM detections;
 	// estimate how long the cells it is about to run will take.
 	`
 ALTER TABLE cells ADD COLUMN wall_ms DOUBLE; -- first spec's start to last spec's end
+`,
+	// 3 → 4: samples one row per latency, seq in the order they ran. With a
+	// DOUBLE[] per cell, DuckDB (1.5) wrote every list of the row group to its log
+	// again at each commit: storing a run cost as much as the whole history.
+	`
+CREATE TABLE samples_by_row (
+	cell_id    BIGINT NOT NULL,
+	seq        INTEGER NOT NULL,
+	latency_ms DOUBLE NOT NULL
+);
+INSERT INTO samples_by_row
+SELECT cell_id, generate_subscripts(latency_ms, 1) - 1, unnest(latency_ms) FROM samples;
+DROP TABLE samples;
+ALTER TABLE samples_by_row RENAME TO samples;
 `,
 }
 
