@@ -42,7 +42,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
 		os.Exit(runChild(spec))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBenchHistory()
+	os.Exit(code)
 }
 
 func runChild(spec string) int {
