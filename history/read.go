@@ -70,7 +70,7 @@ func (db *DB) RunMatrix(ctx context.Context, runID string, models, targets []str
 	if err != nil {
 		return m, fmt.Errorf("history %s: %w", db.path, err)
 	}
-	cells, err := db.readCells(ctx, `WHERE c.run_id = ?`, false, runID)
+	cells, err := db.readCells(ctx, `WHERE c.run_id = ?`, runID)
 	if err != nil {
 		return m, err
 	}
@@ -105,7 +105,7 @@ WHERE c.run_id = ? GROUP BY ALL`, func(rows *sql.Rows) error {
 // not hide the one before it.
 func (db *DB) Current(ctx context.Context, models, targets []string) (matrix.Matrix, error) {
 	cells, err := db.readCells(ctx, `WHERE coalesce(c.cause, '') <> 'interrupted'
-QUALIFY row_number() OVER (PARTITION BY c.model, c.target ORDER BY r.finished_at DESC, c.run_id DESC) = 1`, false)
+QUALIFY row_number() OVER (PARTITION BY c.model, c.target ORDER BY r.finished_at DESC, c.run_id DESC) = 1`)
 	if err != nil {
 		return matrix.Matrix{}, err
 	}
@@ -120,7 +120,7 @@ func (db *DB) History(ctx context.Context, model, target string) ([]matrix.Cell,
 		where += ` AND c.target = ?`
 		args = append(args, target)
 	}
-	return db.readCells(ctx, where+` ORDER BY r.finished_at DESC, c.run_id DESC, c.target`, false, args...)
+	return db.readCells(ctx, where+` ORDER BY r.finished_at DESC, c.run_id DESC, c.target`, args...)
 }
 
 const cellQuery = `
@@ -135,9 +135,9 @@ SELECT c.id, c.run_id, r.finished_at, c.model, c.family, c.target, c.status, c.r
 FROM cells c JOIN runs r USING (run_id)
 `
 
-// readCells reads the cells a clause selects, with their checks and outputs (and
-// their samples when asked: they are most of the database's bytes).
-func (db *DB) readCells(ctx context.Context, clause string, samples bool, args ...any) ([]matrix.Cell, error) {
+// readCells reads the cells a clause selects, with their checks and outputs (not
+// their samples, most of the database's bytes: Samples reads those).
+func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matrix.Cell, error) {
 	rows, err := db.sql.QueryContext(ctx, cellQuery+clause, args...)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", db.path, err)
@@ -252,19 +252,6 @@ func (db *DB) readCells(ctx context.Context, clause string, samples bool, args .
 		return nil
 	}); err != nil {
 		return nil, err
-	}
-	if samples {
-		if err := db.each(ctx, `SELECT cell_id, list(latency_ms ORDER BY seq) FROM samples WHERE cell_id IN `+in+` GROUP BY cell_id`, func(rows *sql.Rows) error {
-			var id int64
-			var xs anyList
-			if err := rows.Scan(&id, &xs); err != nil {
-				return err
-			}
-			cells[index[id]].SamplesMS = float64s(xs)
-			return nil
-		}); err != nil {
-			return nil, err
-		}
 	}
 	return cells, nil
 }
