@@ -246,7 +246,7 @@ func Line(e result.CellEvent, done, total int) string {
 func num(v float64) string {
 	switch a := math.Abs(v); {
 	case a < 1:
-		return fmt.Sprintf("%.3f", v)
+		return fmt.Sprintf("%.3g", v) // 0.0865: three digits of a sub-millisecond latency
 	case a < 10:
 		return fmt.Sprintf("%.2f", v)
 	case a < 100:
