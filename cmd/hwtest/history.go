@@ -51,6 +51,7 @@ func (g *Globals) catalogOrder() (models, targets []string) {
 // storeRun keeps a finished run in the history. Its matrix files are written
 // already, so a failure here loses nothing but says the history was not updated.
 func storeRun(ctx context.Context, g *Globals, res *runner.Result) error {
+	start := time.Now()
 	db, err := g.openHistory(ctx, history.ReadWrite)
 	if err == nil {
 		err = db.Store(ctx, history.Run{Matrix: res.Matrix, Interrupted: res.Interrupted, Source: "run", Detection: res.Detection})
@@ -61,7 +62,7 @@ func storeRun(ctx context.Context, g *Globals, res *runner.Result) error {
 	if err != nil {
 		return fmt.Errorf("the history was not updated (the matrix files are written): %w", err)
 	}
-	fmt.Fprintf(g.Stdout, "history: %s\n", relToWD(g.DB))
+	fmt.Fprintf(g.Stdout, "history: %s (%d cells stored in %.2f s)\n", relToWD(g.DB), len(res.Matrix.Cells), time.Since(start).Seconds())
 	return nil
 }
 
