@@ -345,6 +345,20 @@ func trendChart(title string, pts []trendPoint, regressions, improvements []floa
 		}
 	}
 	p.X.Min, p.X.Max = 0.5, float64(len(pts))+0.5
+	p.X.Tick.Marker = runTicks{}
 	p.Y.Min, p.Y.Max = floor-0.04*spread, top+0.06*spread
 	return svg(p, vg.Points(330), vg.Points(190))
+}
+
+// runTicks labels run numbers with whole numbers, about eight of them.
+type runTicks struct{}
+
+func (runTicks) Ticks(lo, hi float64) []plot.Tick {
+	first, last := int(math.Ceil(lo)), int(math.Floor(hi))
+	step := max(1, (last-first+1+7)/8)
+	var ticks []plot.Tick
+	for v := first; v <= last; v += step {
+		ticks = append(ticks, plot.Tick{Value: float64(v), Label: fmt.Sprint(v)})
+	}
+	return ticks
 }

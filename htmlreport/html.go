@@ -39,7 +39,8 @@ var pageJS string
 
 var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"ms": ms, "mib": mib, "times": times, "perSecond": perSecond, "pct": pct,
-	"inc": func(i int) int { return i + 1 },
+	"inc":    func(i int) int { return i + 1 },
+	"plural": plural,
 	"count": func(m map[result.Status]int, s string) string {
 		if n := m[result.Status(s)]; n > 0 {
 			return fmt.Sprint(n)
