@@ -104,8 +104,13 @@ WHERE c.run_id = ? GROUP BY ALL`, func(rows *sql.Rows) error {
 // which run it came from and when. A cell a run did not finish (interrupted) does
 // not hide the one before it.
 func (db *DB) Current(ctx context.Context, models, targets []string) (matrix.Matrix, error) {
-	cells, err := db.readCells(ctx, `WHERE coalesce(c.cause, '') <> 'interrupted'
-QUALIFY row_number() OVER (PARTITION BY c.model, c.target ORDER BY r.finished_at DESC, c.run_id DESC) = 1`)
+	// The latest cell's id first, then its columns: a window over every column of
+	// every run's cells is five times slower (1.5 s against 0.3 s for 50 runs of
+	// 4,200 cells).
+	cells, err := db.readCells(ctx, `WHERE c.id IN (
+SELECT c.id FROM cells c JOIN runs r USING (run_id)
+WHERE coalesce(c.cause, '') <> 'interrupted'
+QUALIFY row_number() OVER (PARTITION BY c.model, c.target ORDER BY r.finished_at DESC, c.run_id DESC) = 1)`)
 	if err != nil {
 		return matrix.Matrix{}, err
 	}

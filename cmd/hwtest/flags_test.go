@@ -141,6 +141,16 @@ func TestNewCmdReport(t *testing.T) {
 		{name: "one run", args: "report --run 20261123T100000Z-abcdef --errors", want: ReportOptions{RunID: "20261123T100000Z-abcdef", Errors: true}},
 		{name: "run and matrix", args: "report --run x --matrix m.json", wantErr: "--matrix and --run: choose one"},
 		{name: "argument", args: "report m.json", wantErr: `unknown command "m.json"`},
+		{name: "summary", args: "report --summary", want: ReportOptions{Summary: true}},
+		{name: "summary as json", args: "report --summary --json --run r1", want: ReportOptions{Summary: true, JSON: true, RunID: "r1"}},
+		{name: "html", args: "report --html", want: ReportOptions{HTML: true}},
+		{name: "html to a file", args: "report --html --out r.html --matrix m.json", want: ReportOptions{HTML: true, Out: "r.html", Matrix: "m.json"}},
+		{name: "html to stdout", args: "report --html --out -", want: ReportOptions{HTML: true, Out: "-"}},
+		{name: "out without html", args: "report --out r.html", wantErr: "--out is where --html writes: add --html"},
+		{name: "html and json", args: "report --html --json", wantErr: "--html and --json: choose one"},
+		{name: "html and summary", args: "report --html --summary", wantErr: "--summary and --html: choose one"},
+		{name: "errors and html", args: "report --errors --html", wantErr: "--errors, --summary and --html: choose one"},
+		{name: "errors and summary", args: "report --errors --summary", wantErr: "--errors, --summary and --html: choose one"},
 	}, newReportCmd)
 }
 
