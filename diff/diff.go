@@ -447,8 +447,11 @@ func comparePlacement(oc, nc matrix.Cell) *PlacementChange {
 	if oc.Placement == nil || nc.Placement == nil || nc.Provenance == nil {
 		return nil
 	}
-	provider := nc.Provenance.Provider
 	op, np := *oc.Placement, *nc.Placement
+	provider := nc.Provenance.Provider
+	if np.EP != "" { // the profile's name for the target's EP (browser targets differ)
+		provider = np.EP
+	}
 	oShare, oParts, oElse := nodeShare(op, provider)
 	nShare, nParts, nElse := nodeShare(np, provider)
 	if oShare == nShare && oParts == nParts && oElse == nElse {

@@ -175,8 +175,12 @@ func cellValues(id int64, runID string, c *matrix.Cell) []driver.Value {
 		nullable(c.Fixture), nullable(c.Fallback), nullable(c.FallsBackTo)}
 	if p := c.Placement; p != nil {
 		var share any
-		if c.Provenance != nil && c.Provenance.Provider != "" {
-			share, _ = p.Share(c.Provenance.Provider)
+		provider := ""
+		if c.Provenance != nil {
+			provider = c.Provenance.Provider
+		}
+		if p.EP != "" || provider != "" {
+			share = p.TargetShare(provider)
 		}
 		v = append(v, share, jsonValue(p))
 	} else {

@@ -9,6 +9,10 @@ import (
 // Placement says where ONNX Runtime ran a model's nodes, from its profile: the
 // nodes and kernel time per execution provider.
 type Placement struct {
+	// EP is the target's execution provider as the profile names it
+	// ("WebGpuExecutionProvider" for the webgpu-native target, whose catalog
+	// provider is "webgpu"); empty in results from before it was recorded.
+	EP         string                   `json:"ep,omitempty"`
 	Nodes      int                      `json:"nodes"`
 	TimeUS     int64                    `json:"time_us"`
 	ByProvider map[string]ProviderShare `json:"by_provider"`
@@ -44,6 +48,16 @@ func (p Placement) Share(provider string) (nodesPct, timePct float64) {
 		timePct = 100 * float64(s.TimeUS) / float64(p.TimeUS)
 	}
 	return nodesPct, timePct
+}
+
+// TargetShare is the percentage of nodes that ran on the target's EP: EP when the
+// placement names it, else provider (the target's, from its provenance).
+func (p Placement) TargetShare(provider string) float64 {
+	if p.EP != "" {
+		provider = p.EP
+	}
+	nodes, _ := p.Share(provider)
+	return nodes
 }
 
 // Summary reads "83% of 120 nodes (91% of kernel time) on CUDA, the rest on CPU",

@@ -87,3 +87,17 @@ func TestCauseSurvivesWrapping(t *testing.T) {
 		t.Errorf("text changed: %q", wrapped.Error())
 	}
 }
+
+// A browser target's catalog provider ("webgpu") is not the name ONNX Runtime's
+// profile gives its EP: the placement's EP says which share is the target's.
+func TestPlacementTargetShare(t *testing.T) {
+	p := result.Placement{Nodes: 8, ByProvider: map[string]result.ProviderShare{
+		"WebGpuExecutionProvider": {Nodes: 6}, "CPUExecutionProvider": {Nodes: 2}}}
+	if got := p.TargetShare("webgpu"); got != 0 {
+		t.Errorf("without EP: %v%% under the catalog's name, want 0", got)
+	}
+	p.EP = "WebGpuExecutionProvider"
+	if got := p.TargetShare("webgpu"); got != 75 {
+		t.Errorf("with EP: %v%%, want 75", got)
+	}
+}

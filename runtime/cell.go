@@ -132,6 +132,9 @@ func (c *Cell) openBackend(path string, inputs []Tensor) (Backend, error) {
 			return nil, err
 		}
 		c.placement = bs.placement()
+		if c.placement != nil {
+			c.placement.EP = c.Target.EP()
+		}
 		c.device = bs.device(c.Target)
 		return bs, nil
 	}
@@ -146,6 +149,7 @@ func (c *Cell) openBackend(path string, inputs []Tensor) (Backend, error) {
 	if perr != nil {
 		return nil, fmt.Errorf("%v; with CPU fallback allowed: %w", err, perr)
 	}
+	pl.EP = c.Target.EP()
 	c.placement = &pl
 	_ = ResetPeakRSS()
 	return OpenSession(path, c.Target, false)
