@@ -250,7 +250,9 @@ func compareCell(oc, nc matrix.Cell, opts Options) Cell {
 		c.Status = &StatusChange{
 			From: oc.Status, To: nc.Status, Reason: nc.Reason,
 			NewlyUnavailable: unavailable,
-			Regressed:        rank(nc.Status) < rank(oc.Status) || unavailable,
+			// A target that was unavailable and now runs is new coverage, whatever
+			// its status ranks against "unavailable"; becoming unavailable is lost.
+			Regressed: unavailable || (oc.Status != result.StatusUnavailable && rank(nc.Status) < rank(oc.Status)),
 		}
 	}
 	c.Placement = comparePlacement(oc, nc)

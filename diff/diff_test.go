@@ -230,6 +230,11 @@ func TestNewlyUnavailable(t *testing.T) {
 	if !r.Regressed() {
 		t.Error("newly unavailable is not a regression")
 	}
+	// And back: a target that runs again (webgpu partial) is coverage regained.
+	back := Compare(load(t, "scenarios/unavailable.json"), load(t, "scenarios/base.json"), Options{})
+	if c := cell(t, back, "silero-vad-v5", "webgpu"); c.Status == nil || c.Status.Regressed || back.Regressed() {
+		t.Errorf("unavailable → partial: %+v", c.Status)
+	}
 }
 
 func equalChanges(a, b []Change) bool {
