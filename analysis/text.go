@@ -3,7 +3,6 @@ package analysis
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -30,7 +29,7 @@ func (r Report) Text() []byte {
 	}
 
 	p("# Summary\n\n")
-	p("%s of the current matrix (the latest result of each cell), %s in the history", plural(r.Runs.Cells, "cell"), plural(r.Runs.Count, "run"))
+	p("%s of the current matrix (the latest result of each cell), %s in the history", result.Plural(r.Runs.Cells, "cell"), result.Plural(r.Runs.Count, "run"))
 	if r.Runs.Count > 0 {
 		p(" (%s to %s)", stamp(r.Runs.First), stamp(r.Runs.Last))
 	}
@@ -41,7 +40,7 @@ func (r Report) Text() []byte {
 	statusTable := func(first string, counts []StatusCount) {
 		var rows [][]string
 		for _, s := range counts {
-			row := []string{nameOr(s.Name), fmt.Sprint(s.Cells)}
+			row := []string{result.NameOr(s.Name), fmt.Sprint(s.Cells)}
 			for _, st := range matrix.Statuses {
 				row = append(row, countOrDash(s.Counts[st]))
 			}
@@ -64,13 +63,13 @@ func (r Report) Text() []byte {
 	} else {
 		var rows [][]string
 		for _, s := range perf.ByTarget {
-			rows = append(rows, []string{s.Target, fmt.Sprint(s.Cells), ms(s.MeanP50MS), ms(s.Min.P50MS) + " " + s.Min.Model, ms(s.Max.P50MS) + " " + s.Max.Model})
+			rows = append(rows, []string{s.Target, fmt.Sprint(s.Cells), result.FormatMS(s.MeanP50MS), result.FormatMS(s.Min.P50MS) + " " + s.Min.Model, result.FormatMS(s.Max.P50MS) + " " + s.Max.Model})
 		}
 		table("target\tcells\tmean\tmin\tmax", rows)
 		p("\nPer family:\n\n")
 		rows = nil
 		for _, s := range perf.ByFamily {
-			rows = append(rows, []string{nameOr(s.Family), s.Target, fmt.Sprint(s.Cells), ms(s.MeanP50MS), ms(s.Min.P50MS) + " " + s.Min.Model, ms(s.Max.P50MS) + " " + s.Max.Model})
+			rows = append(rows, []string{result.NameOr(s.Family), s.Target, fmt.Sprint(s.Cells), result.FormatMS(s.MeanP50MS), result.FormatMS(s.Min.P50MS) + " " + s.Min.Model, result.FormatMS(s.Max.P50MS) + " " + s.Max.Model})
 		}
 		table("family\ttarget\tcells\tmean\tmin\tmax", rows)
 		for _, list := range []struct {
@@ -80,7 +79,7 @@ func (r Report) Text() []byte {
 			p("\n%s cells:\n\n", list.name)
 			rows = nil
 			for i, c := range list.cells {
-				rows = append(rows, []string{fmt.Sprint(i + 1), c.Model + fixtureMark(c.Fixture), c.Target, ms(c.P50MS), ms(c.P99MS), perSecond(c.ThroughputPerS)})
+				rows = append(rows, []string{fmt.Sprint(i + 1), c.Model + fixtureMark(c.Fixture), c.Target, result.FormatMS(c.P50MS), result.FormatMS(c.P99MS), result.FormatPerSecond(c.ThroughputPerS)})
 			}
 			table("#\tmodel\ttarget\tp50\tp99\tthroughput/s", rows)
 		}
@@ -93,19 +92,19 @@ func (r Report) Text() []byte {
 	} else {
 		var rows [][]string
 		for _, s := range sp.ByTarget {
-			rows = append(rows, []string{s.Target, fmt.Sprint(s.Cells), times(s.GeoMean), times(s.Min.Speedup) + " " + s.Min.Model, times(s.Max.Speedup) + " " + s.Max.Model})
+			rows = append(rows, []string{s.Target, fmt.Sprint(s.Cells), result.FormatTimes(s.GeoMean), result.FormatTimes(s.Min.Speedup) + " " + s.Min.Model, result.FormatTimes(s.Max.Speedup) + " " + s.Max.Model})
 		}
 		table("target\tmodels\tgeomean\tmin\tmax", rows)
 		p("\nPer family:\n\n")
 		rows = nil
 		for _, s := range sp.ByFamily {
-			rows = append(rows, []string{nameOr(s.Family), s.Target, fmt.Sprint(s.Cells), times(s.GeoMean), times(s.Min.Speedup) + " " + s.Min.Model, times(s.Max.Speedup) + " " + s.Max.Model})
+			rows = append(rows, []string{result.NameOr(s.Family), s.Target, fmt.Sprint(s.Cells), result.FormatTimes(s.GeoMean), result.FormatTimes(s.Min.Speedup) + " " + s.Min.Model, result.FormatTimes(s.Max.Speedup) + " " + s.Max.Model})
 		}
 		table("family\ttarget\tmodels\tgeomean\tmin\tmax", rows)
 		p("\nPer model:\n\n")
 		rows = nil
 		for _, s := range sp.ByModel[:min(maxRows, len(sp.ByModel))] {
-			rows = append(rows, []string{s.Model + fixtureMark(s.Fixture), s.Target, times(s.Speedup), ms(s.BaselineP50MS), ms(s.P50MS)})
+			rows = append(rows, []string{s.Model + fixtureMark(s.Fixture), s.Target, result.FormatTimes(s.Speedup), result.FormatMS(s.BaselineP50MS), result.FormatMS(s.P50MS)})
 		}
 		table("model\ttarget\tspeedup\t"+sp.Baseline+" p50\tp50", rows)
 		more(&b, len(sp.ByModel))
@@ -118,7 +117,7 @@ func (r Report) Text() []byte {
 	} else {
 		var rows [][]string
 		for _, s := range mem.ByTarget {
-			rows = append(rows, []string{s.Target, fmt.Sprint(s.Cells), mib(s.MeanBytes), mib(s.Min.PeakRSSBytes) + " " + s.Min.Model, mib(s.Max.PeakRSSBytes) + " " + s.Max.Model, s.Scope})
+			rows = append(rows, []string{s.Target, fmt.Sprint(s.Cells), result.FormatMiB(s.MeanBytes), result.FormatMiB(s.Min.PeakRSSBytes) + " " + s.Min.Model, result.FormatMiB(s.Max.PeakRSSBytes) + " " + s.Max.Model, s.Scope})
 		}
 		table("target\tcells\tmean\tmin\tmax\twhat it counts", rows)
 		p("\nHeaviest models on each target:\n\n")
@@ -126,7 +125,7 @@ func (r Report) Text() []byte {
 		for _, h := range mem.Heaviest {
 			var names []string
 			for _, c := range h.Cells {
-				names = append(names, fmt.Sprintf("%s %s", c.Model, mib(c.PeakRSSBytes)))
+				names = append(names, fmt.Sprintf("%s %s", c.Model, result.FormatMiB(c.PeakRSSBytes)))
 			}
 			rows = append(rows, []string{h.Target, strings.Join(names, ", ")})
 		}
@@ -153,7 +152,7 @@ func (r Report) Text() []byte {
 		}
 	}
 	p("%s over %s: %s changed, %s regressed (decided by package diff: statuses and placement run to run; p50 and peak RSS: the runs before each run against the runs from it on, U test).\n",
-		plural(len(r.Trends), "cell"), plural(r.Runs.Count, "run"), plural(changed, "cell"), plural(regressed, "change"))
+		result.Plural(len(r.Trends), "cell"), result.Plural(r.Runs.Count, "run"), result.Plural(changed, "cell"), result.Plural(regressed, "change"))
 	if len(rows) > 0 {
 		p("\n")
 		table("model\ttarget\tfrom run\tverdict\tkind\tchange", rows[:min(maxRows, len(rows))])
@@ -171,7 +170,7 @@ func (r Report) Text() []byte {
 				parts = append(parts, fmt.Sprintf("%d %s", n, s))
 			}
 		}
-		p("%s: %s.\n", plural(f.Total, "finding"), strings.Join(parts, ", "))
+		p("%s: %s.\n", result.Plural(f.Total, "finding"), strings.Join(parts, ", "))
 		for _, g := range f.Groups {
 			p("\n- %s, %s: %s (%d; targets %s)\n  fix: %s\n", g.Severity, g.Kind, g.Summary, g.Count, strings.Join(g.Targets, ", "), g.Recommendation)
 		}
@@ -180,7 +179,7 @@ func (r Report) Text() []byte {
 	e := r.Environment
 	p("\n## Environment\n\n")
 	rows = [][]string{
-		{"host", nameOr(e.Host)},
+		{"host", result.NameOr(e.Host)},
 		{"host CPU", list(e.HostCPU)},
 		{"ONNX Runtime", list(e.ORTVersion)},
 		{"library sha256", list(e.ORTLibrarySHA256)},
@@ -228,9 +227,9 @@ func (c Change) Verdict() string {
 func (c Change) Describe() string {
 	switch c.Kind {
 	case ChangeLatency:
-		return fmt.Sprintf("p50 %s → %s ms (%+.0f%%; U test p = %s, %d runs before, %d after)", ms(c.Old), ms(c.New), 100*c.Change, pval(c.P), c.RunsOld, c.RunsNew)
+		return fmt.Sprintf("p50 %s → %s ms (%+.0f%%; U test p = %s, %d runs before, %d after)", result.FormatMS(c.Old), result.FormatMS(c.New), 100*c.Change, pval(c.P), c.RunsOld, c.RunsNew)
 	case ChangeMemory:
-		return fmt.Sprintf("peak RSS %s → %s MiB (%+.0f%%; U test p = %s, %d runs before, %d after)", mib(int64(c.Old)), mib(int64(c.New)), 100*c.Change, pval(c.P), c.RunsOld, c.RunsNew)
+		return fmt.Sprintf("peak RSS %s → %s MiB (%+.0f%%; U test p = %s, %d runs before, %d after)", result.FormatMiB(int64(c.Old)), result.FormatMiB(int64(c.New)), 100*c.Change, pval(c.P), c.RunsOld, c.RunsNew)
 	}
 	return c.From + " → " + c.To
 }
@@ -246,45 +245,11 @@ func stamp(r RunRef) string {
 	return r.ID + " " + r.Time.UTC().Format("2006-01-02 15:04")
 }
 
-// ms writes a latency with three significant digits.
-func ms(v float64) string {
-	if math.Abs(v) >= 1000 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
-}
-
-func mib(bytes int64) string {
-	return fmt.Sprintf("%.1f", float64(bytes)/(1<<20))
-}
-
-func perSecond(v float64) string {
-	if v >= 100 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
-}
-
-// times writes a speedup: "3.2×", or "0.0054×" for a slower target.
-func times(v float64) string {
-	if v >= 10 {
-		return fmt.Sprintf("%.0f×", v)
-	}
-	return fmt.Sprintf("%.2g×", v)
-}
-
 func fixtureMark(fx string) string {
 	if fx == "" {
 		return ""
 	}
 	return " (fixture: " + fx + ")"
-}
-
-func nameOr(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }
 
 func countOrDash(n int) string {
@@ -307,11 +272,4 @@ func oneLine(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -38,9 +38,9 @@ var pageCSS string
 var pageJS string
 
 var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"ms": ms, "mib": mib, "times": times, "perSecond": perSecond, "pct": pct,
+	"ms": result.FormatMS, "mib": result.FormatMiB, "times": result.FormatTimes, "perSecond": result.FormatPerSecond, "pct": pct,
 	"inc":    func(i int) int { return i + 1 },
-	"plural": plural,
+	"plural": result.Plural,
 	"count": func(m map[result.Status]int, s string) string {
 		if n := m[result.Status(s)]; n > 0 {
 			return fmt.Sprint(n)
@@ -159,7 +159,7 @@ func build(in Input) (*page, error) {
 		MaxTrends:   MaxTrendCharts,
 	}
 	p.Lead = fmt.Sprintf("%d models × %d targets: %s. Trends over %s.",
-		len(modelsWithCells(m)), len(m.Targets), p.SummaryLine, plural(r.Runs.Count, "run"))
+		len(modelsWithCells(m)), len(m.Targets), p.SummaryLine, result.Plural(r.Runs.Count, "run"))
 	for _, st := range matrix.Statuses {
 		p.Statuses = append(p.Statuses, legendItem{"s-" + string(st), string(st)})
 	}
@@ -191,7 +191,7 @@ func build(in Input) (*page, error) {
 			sev = append(sev, fmt.Sprintf("%d %s", n, s))
 		}
 	}
-	p.SeverityLine = fmt.Sprintf("%s: %s.", plural(r.Failures.Total, "finding"), strings.Join(sev, ", "))
+	p.SeverityLine = fmt.Sprintf("%s: %s.", result.Plural(r.Failures.Total, "finding"), strings.Join(sev, ", "))
 	for _, g := range r.Failures.Groups {
 		fg := failureGroup{Group: g}
 		seen := map[string]bool{}
@@ -341,7 +341,7 @@ func heat(m matrix.Matrix, r analysis.Report, chartIDs map[string]string) (heatm
 				j.Load, j.P50, j.P90, j.P99, j.Thr, j.RSS = round(mt.LoadMS), round(mt.P50MS), round(mt.P90MS), round(mt.P99MS), round(mt.ThroughputPerS), mt.PeakRSSBytes
 				j.Scope = strs.id(mt.PeakRSSScope)
 				if c.Status == result.StatusPass || c.Status == result.StatusPartial {
-					text = ms(mt.P50MS)
+					text = result.FormatMS(mt.P50MS)
 				}
 			}
 			if pv := c.Provenance; pv != nil {
@@ -480,7 +480,7 @@ func perModelFigures(p *page, m matrix.Matrix, r analysis.Report) error {
 				mem = append(mem, rowPoint{row: row, target: ti, x: float64(mt.PeakRSSBytes) / (1 << 20)})
 			}
 		}
-		name := nameOr(f)
+		name := result.NameOr(f)
 		for _, c := range []struct {
 			list    *[]figure
 			id      string
@@ -538,7 +538,7 @@ func speedupFigures(p *page, m matrix.Matrix, r analysis.Report) error {
 
 	rows, pts = nil, nil
 	for i, s := range sp.ByFamily {
-		rows = append(rows, nameOr(s.Family)+" · "+s.Target)
+		rows = append(rows, result.NameOr(s.Family)+" · "+s.Target)
 		pts = append(pts, rowPoint{row: i, target: targetIndex[s.Target], x: s.GeoMean, lo: s.Min.Speedup, hi: s.Max.Speedup})
 	}
 	if svg, err = rowsChart("Speedup over "+sp.Baseline+" per family and target", xLabel, rows, m.Targets, pts, true, 1); err != nil {
@@ -564,11 +564,11 @@ func speedupFigures(p *page, m matrix.Matrix, r analysis.Report) error {
 			}
 			pts = append(pts, rowPoint{row: rowOf[s.Model], target: targetIndex[s.Target], x: s.Speedup})
 		}
-		if svg, err = rowsChart("Speedup over "+sp.Baseline+": "+nameOr(f), xLabel, rows, m.Targets, pts, true, 1); err != nil {
+		if svg, err = rowsChart("Speedup over "+sp.Baseline+": "+result.NameOr(f), xLabel, rows, m.Targets, pts, true, 1); err != nil {
 			return err
 		}
 		p.SpeedupModel = append(p.SpeedupModel, figure{ID: fmt.Sprintf("chart-speedup-model-%d", fi),
-			Caption: "Speedup over " + sp.Baseline + " of each " + nameOr(f) + " model on each target: " + sp.Baseline + " p50 / the target's p50.", SVG: template.HTML(svg)})
+			Caption: "Speedup over " + sp.Baseline + " of each " + result.NameOr(f) + " model on each target: " + sp.Baseline + " p50 / the target's p50.", SVG: template.HTML(svg)})
 	}
 	return nil
 }
@@ -642,7 +642,7 @@ func trendFigures(p *page, r analysis.Report, ids map[string]string) error {
 		}
 		caption := fmt.Sprintf("%s on %s: p50 in each of its %d runs, coloured by status.", t.Model, t.Target, len(t.Points))
 		if n := t.Regressions(); n > 0 {
-			caption += fmt.Sprintf(" %s marked in red.", plural(n, "regression"))
+			caption += fmt.Sprintf(" %s marked in red.", result.Plural(n, "regression"))
 		}
 		p.Trends = append(p.Trends, figure{ID: d.id, Caption: caption, SVG: template.HTML(svg)})
 	}
@@ -664,8 +664,8 @@ func trendFigures(p *page, r analysis.Report, ids map[string]string) error {
 			}
 		}
 		if len(p50s) > 0 {
-			row.P50 = ms(p50s[len(p50s)-1])
-			row.Range = ms(slices.Min(p50s)) + " – " + ms(slices.Max(p50s))
+			row.P50 = result.FormatMS(p50s[len(p50s)-1])
+			row.Range = result.FormatMS(slices.Min(p50s)) + " – " + result.FormatMS(slices.Max(p50s))
 		}
 		var ch []string
 		for _, c := range t.Changes {
@@ -702,29 +702,6 @@ func statusRuns(t analysis.Trend) string {
 	return strings.Join(parts, ", ")
 }
 
-func ms(v float64) string {
-	if math.Abs(v) >= 1000 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
-}
-
-func mib(bytes int64) string { return fmt.Sprintf("%.1f", float64(bytes)/(1<<20)) }
-
-func perSecond(v float64) string {
-	if v >= 100 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
-}
-
-func times(v float64) string {
-	if v >= 10 {
-		return fmt.Sprintf("%.0f×", v)
-	}
-	return fmt.Sprintf("%.2g×", v)
-}
-
 func pct(n, of int) string {
 	if of == 0 {
 		return ""
@@ -739,23 +716,9 @@ func fixtureMark(fx string) string {
 	return " ◆"
 }
 
-func nameOr(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
-
 func truncate(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		return string(r[:n]) + "…"
 	}
 	return s
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -169,7 +169,7 @@ func (m Matrix) runs() []string {
 	})
 	out := make([]string, len(ids))
 	for i, id := range ids {
-		out[i] = fmt.Sprintf("%s (%s, %s)", id, at[id].UTC().Format("2006-01-02 15:04 UTC"), plural(count[id], "cell"))
+		out[i] = fmt.Sprintf("%s (%s, %s)", id, at[id].UTC().Format("2006-01-02 15:04 UTC"), result.Plural(count[id], "cell"))
 	}
 	return out
 }
@@ -358,12 +358,4 @@ func truncate(s string, n int) string {
 		return string(r[:n]) + " … (truncated; see matrix.json)"
 	}
 	return s
-}
-
-// plural counts: "1 cell", "3 cells".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
