@@ -215,9 +215,10 @@ type Environment struct {
 	Detection  []result.Detected `json:"detection,omitempty"`
 }
 
-// usable: the cell ran, agreed with the CPU reference and was timed.
-func usable(c matrix.Cell) bool {
-	return (c.Status == result.StatusPass || c.Status == result.StatusPartial) && c.Metrics != nil && c.Metrics.P50MS > 0
+// Timed: the cell ran, agreed with the CPU reference and was timed: the cells
+// latency, speedup and memory figures count.
+func Timed(c matrix.Cell) bool {
+	return c.Status.Agreed() && c.Metrics != nil && c.Metrics.P50MS > 0
 }
 
 func ref(c matrix.Cell) CellRef {
@@ -294,7 +295,7 @@ func compatibility(m matrix.Matrix, families []string) Compatibility {
 		for _, s := range []*StatusCount{get(byTarget, c.Target), get(byFamily, c.Family)} {
 			s.Cells++
 			s.Counts[c.Status]++
-			if c.Status == result.StatusPass || c.Status == result.StatusPartial {
+			if c.Status.Agreed() {
 				s.Usable++
 			}
 		}
@@ -313,7 +314,7 @@ func compatibility(m matrix.Matrix, families []string) Compatibility {
 func performance(m matrix.Matrix, families []string, top int) Performance {
 	var cells []matrix.Cell
 	for _, c := range m.Cells {
-		if usable(c) {
+		if Timed(c) {
 			cells = append(cells, c)
 		}
 	}
@@ -373,13 +374,13 @@ func speedup(m matrix.Matrix, families []string, baseline string) Speedup {
 	out := Speedup{Baseline: baseline}
 	base := map[string]matrix.Cell{}
 	for _, c := range m.Cells {
-		if c.Target == baseline && usable(c) {
+		if c.Target == baseline && Timed(c) {
 			base[c.Model] = c
 		}
 	}
 	for _, c := range m.Cells {
 		b, ok := base[c.Model]
-		if c.Target == baseline || !ok || !usable(c) {
+		if c.Target == baseline || !ok || !Timed(c) {
 			continue
 		}
 		out.ByModel = append(out.ByModel, SpeedupCell{
@@ -434,7 +435,7 @@ func memory(m matrix.Matrix, top int) Memory {
 	for _, t := range m.Targets {
 		var cells []matrix.Cell
 		for _, c := range m.Cells {
-			if c.Target == t && usable(c) && c.Metrics.PeakRSSBytes > 0 {
+			if c.Target == t && Timed(c) && c.Metrics.PeakRSSBytes > 0 {
 				cells = append(cells, c)
 			}
 		}

@@ -340,7 +340,7 @@ func heat(m matrix.Matrix, r analysis.Report, chartIDs map[string]string) (heatm
 			if mt := c.Metrics; mt != nil {
 				j.Load, j.P50, j.P90, j.P99, j.Thr, j.RSS = round(mt.LoadMS), round(mt.P50MS), round(mt.P90MS), round(mt.P99MS), round(mt.ThroughputPerS), mt.PeakRSSBytes
 				j.Scope = strs.id(mt.PeakRSSScope)
-				if c.Status == result.StatusPass || c.Status == result.StatusPartial {
+				if c.Status.Agreed() {
 					text = result.FormatMS(mt.P50MS)
 				}
 			}
@@ -451,7 +451,7 @@ func perModelFigures(p *page, m matrix.Matrix, r analysis.Report) error {
 	families := map[string][]matrix.Cell{}
 	var order []string
 	for _, c := range m.Cells {
-		if !usable(c) {
+		if !analysis.Timed(c) {
 			continue
 		}
 		if _, ok := families[c.Family]; !ok {
@@ -508,10 +508,6 @@ func perModelFigures(p *page, m matrix.Matrix, r analysis.Report) error {
 		}
 	}
 	return nil
-}
-
-func usable(c matrix.Cell) bool {
-	return (c.Status == result.StatusPass || c.Status == result.StatusPartial) && c.Metrics != nil && c.Metrics.P50MS > 0
 }
 
 func speedupFigures(p *page, m matrix.Matrix, r analysis.Report) error {

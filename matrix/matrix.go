@@ -390,7 +390,7 @@ func (a *acc) finish(crashes []ProcessFailure) (Cell, bool) {
 		}
 	}
 	c.Status, c.Reason, c.Cause = worst.Status, worst.Reason, worst.Cause
-	if c.Status == result.StatusPass || c.Status == result.StatusPartial {
+	if c.Status.Agreed() {
 		// A pass with a reason is flagged (an unexpected pass of an expect-fail
 		// target): keep the first such reason.
 		for _, ch := range checks {

@@ -157,7 +157,7 @@ func Model(h History, targets []catalog.Target, model string, b Budget) Recommen
 		}
 	}
 	var base *Choice
-	if c, ok := current[r.Baseline]; ok && passed(c.Status) && c.Metrics != nil {
+	if c, ok := current[r.Baseline]; ok && c.Status.Agreed() && c.Metrics != nil {
 		ch := choose(c, h.Runs[model], cat)
 		base = &ch
 	}
@@ -180,7 +180,7 @@ func Model(h History, targets []catalog.Target, model string, b Budget) Recommen
 				reason += " (falls back: " + c.FallsBackTo + ")"
 			}
 			out(string(c.Status), reason)
-		case !passed(c.Status):
+		case !c.Status.Agreed():
 			out(string(c.Status), c.Reason)
 		case c.Metrics == nil:
 			out(WhyNoMetrics, "the cell has no measurements")
@@ -202,8 +202,6 @@ func Model(h History, targets []catalog.Target, model string, b Budget) Recommen
 	r.Scenarios = scenarios(r)
 	return r
 }
-
-func passed(s result.Status) bool { return s == result.StatusPass || s == result.StatusPartial }
 
 // choose gathers a passing cell's figures from the runs that back it.
 func choose(c matrix.Cell, runs []matrix.Cell, cat map[string]catalog.Target) Choice {
@@ -246,7 +244,7 @@ func backing(c matrix.Cell, runs []matrix.Cell) []matrix.Cell {
 	var out []matrix.Cell
 	self := false
 	for _, rc := range runs {
-		if rc.Target != c.Target || !passed(rc.Status) || rc.Metrics == nil || !result.SameKey(c.Provenance, rc.Provenance) {
+		if rc.Target != c.Target || !rc.Status.Agreed() || rc.Metrics == nil || !result.SameKey(c.Provenance, rc.Provenance) {
 			continue
 		}
 		if rc.RunID == c.RunID {

@@ -23,6 +23,11 @@ const (
 	StatusExpectedFail Status = "expected-fail" // declared incompatible in hardware.yaml
 )
 
+// Agreed: the cell ran and agreed with the CPU reference (pass, or partial: some
+// nodes on the CPU). Latency, speedup and memory figures count only such cells,
+// and the history's hardware_results.success is the same test.
+func (s Status) Agreed() bool { return s == StatusPass || s == StatusPartial }
+
 // ReportEntryName is the name of the Ginkgo report entry every hwtest spec records;
 // its value is a CellReport serialised as JSON (Ginkgo keeps it in
 // ReportEntries[].Value.AsJSON), which is how results leave a suite process.
