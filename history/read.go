@@ -136,7 +136,8 @@ SELECT c.id, c.run_id, r.finished_at, c.model, c.family, c.target, c.status, c.r
        c.worst::VARCHAR, c.params, c.weight_bytes, c.size_tier, c.estimate_bytes,
        c.ort_version, c.ort_library, c.ort_library_sha256, c.provider, c.options::VARCHAR, c.host_cpu, c.device, c.driver,
        c.model_sha256, c.catalog_commit, c.code_commit, c.cell_time, c.has_metrics, c.has_size, c.has_provenance,
-       c.wall_ms
+       c.wall_ms, c.warmup_ms, c.warmup_settled, c.warmup_drift, c.timed_ms, c.block_cov, c.unstable,
+       c.intra_op_threads, c.inter_op_threads, c.cpu_governor
 FROM cells c JOIN runs r USING (run_id)
 `
 
@@ -166,6 +167,10 @@ func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matr
 			cellTime                                           sql.NullTime
 			hasMetrics, hasSize, hasProvenance                 bool
 			status                                             string
+			warmMS, drift, timed, blockCoV                     sql.NullFloat64
+			settled                                            sql.NullBool
+			unstable, governor                                 sql.NullString
+			intraOp, interOp                                   sql.NullInt32
 		)
 		err := rows.Scan(&id, &c.RunID, &c.RunTime, &c.Model, &family, &c.Target, &status, &reason, &cause, &fixture, &fallback, &fallsTo,
 			&placement,
@@ -174,7 +179,8 @@ func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matr
 			&worst, &params, &weights, &tier, &estimate,
 			&ortVersion, &ortLib, &ortSHA, &provider, &options, &cpu, &device, &driver,
 			&modelSHA, &catalogCommit, &code, &cellTime, &hasMetrics, &hasSize, &hasProvenance,
-			&wall)
+			&wall, &warmMS, &settled, &drift, &timed, &blockCoV, &unstable,
+			&intraOp, &interOp, &governor)
 		if err != nil {
 			return nil, fmt.Errorf("history %s: reading cells: %w", db.path, err)
 		}
@@ -194,6 +200,8 @@ func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matr
 				MaxMS: max.Float64, MeanMS: mean.Float64, StdevMS: stdev.Float64, CoV: cov.Float64, BlockP50MS: float64s(blocks),
 				ThroughputPerS: throughput.Float64, Batch: batch.Int64, PeakRSSBytes: peak.Int64, BaseRSSBytes: base.Int64,
 				PeakRSSScope: scope.String,
+				WarmupMS:     warmMS.Float64, WarmupSettled: settled.Bool, WarmupDrift: drift.Float64, TimedMS: timed.Float64,
+				BlockCoV: blockCoV.Float64, Unstable: unstable.String,
 			}
 		}
 		if hasSize {
@@ -204,6 +212,7 @@ func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matr
 				ORTVersion: ortVersion.String, ORTLibrary: ortLib.String, ORTLibSHA256: ortSHA.String, Provider: provider.String,
 				HostCPU: cpu.String, Device: device.String, Driver: driver.String, ModelSHA256: modelSHA.String,
 				CatalogCommit: catalogCommit.String, CodeCommit: code.String,
+				IntraOpThreads: int(intraOp.Int32), InterOpThreads: int(interOp.Int32), CPUGovernor: governor.String,
 			}
 			if cellTime.Valid {
 				p.Time = cellTime.Time.UTC()

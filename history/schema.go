@@ -8,7 +8,7 @@ import (
 
 // SchemaVersion is the version of the schema this hwtest writes. A database of an
 // older version is migrated; a newer one is refused.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrations[i] takes a database from version i to version i+1. Each runs in one
 // transaction with the version bump, so a database is at one version or the next,
@@ -186,6 +186,20 @@ INSERT INTO samples_by_row
 SELECT cell_id, generate_subscripts(latency_ms, 1) - 1, unnest(latency_ms) FROM samples;
 DROP TABLE samples;
 ALTER TABLE samples_by_row RENAME TO samples;
+`,
+	// 4 → 5: how a cell was measured (issue 11): warm-up until settled, the time
+	// spent measuring, the spread of its block medians and the unstable flag; the
+	// threads and the CPU governor it ran with.
+	`
+ALTER TABLE cells ADD COLUMN warmup_ms DOUBLE;
+ALTER TABLE cells ADD COLUMN warmup_settled BOOLEAN;
+ALTER TABLE cells ADD COLUMN warmup_drift DOUBLE;
+ALTER TABLE cells ADD COLUMN timed_ms DOUBLE;
+ALTER TABLE cells ADD COLUMN block_cov DOUBLE;
+ALTER TABLE cells ADD COLUMN unstable VARCHAR;     -- why the latency is not to be trusted (NULL when it is)
+ALTER TABLE cells ADD COLUMN intra_op_threads INTEGER;
+ALTER TABLE cells ADD COLUMN inter_op_threads INTEGER;
+ALTER TABLE cells ADD COLUMN cpu_governor VARCHAR;
 `,
 }
 

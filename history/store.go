@@ -221,7 +221,18 @@ func cellValues(id int64, runID string, c *matrix.Cell) []driver.Value {
 	if c.WallMS > 0 {
 		wall = c.WallMS
 	}
-	return append(v, wall)
+	v = append(v, wall)
+	if m := c.Metrics; m != nil {
+		v = append(v, m.WarmupMS, m.WarmupSettled, m.WarmupDrift, m.TimedMS, m.BlockCoV, nullable(m.Unstable))
+	} else {
+		v = append(v, make([]driver.Value, 6)...)
+	}
+	if p := c.Provenance; p != nil {
+		v = append(v, int32(p.IntraOpThreads), int32(p.InterOpThreads), nullable(p.CPUGovernor))
+	} else {
+		v = append(v, nil, nil, nil)
+	}
+	return v
 }
 
 // nextID is one past the largest id of a table. Ids are assigned here rather than

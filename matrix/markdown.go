@@ -123,7 +123,7 @@ func (m Matrix) Markdown() []byte {
 			}
 			row := []string{target, statusText(c)}
 			if mt := c.Metrics; mt != nil {
-				row = append(row, num(mt.LoadMS), num(mt.FirstRunMS), num(mt.P50MS), num(mt.P90MS), num(mt.P99MS), num(mt.ThroughputPerS), mib(mt.PeakRSSBytes))
+				row = append(row, num(mt.LoadMS), num(mt.FirstRunMS), p50Text(mt), num(mt.P90MS), num(mt.P99MS), num(mt.ThroughputPerS), mib(mt.PeakRSSBytes))
 			} else {
 				row = append(row, "", "", "", "", "", "", "")
 			}
@@ -259,6 +259,9 @@ func overviewText(c Cell) string {
 	parts := []string{statusText(c)}
 	if mt := c.Metrics; mt != nil {
 		parts = append(parts, num(mt.P50MS)+" ms")
+		if mt.Unstable != "" {
+			parts = append(parts, "⚠ unstable")
+		}
 		if mt.PeakRSSBytes > 0 {
 			parts = append(parts, mib(mt.PeakRSSBytes)+" MiB")
 		}
@@ -266,8 +269,27 @@ func overviewText(c Cell) string {
 	return strings.Join(parts, " · ")
 }
 
-// reasonText is why a cell is not a pass, led by the check that said so.
+// p50Text is the median latency, flagged when the cell's timings were unstable.
+func p50Text(mt *result.Metrics) string {
+	if mt.Unstable != "" {
+		return num(mt.P50MS) + " ⚠ unstable"
+	}
+	return num(mt.P50MS)
+}
+
+// reasonText is why a cell is not a pass, led by the check that said so, and why
+// its latency is flagged unstable.
 func reasonText(c Cell) string {
+	if c.Metrics != nil && c.Metrics.Unstable != "" {
+		if r := reasonOf(c); r != "" {
+			return r + "; unstable: " + c.Metrics.Unstable
+		}
+		return "unstable: " + c.Metrics.Unstable
+	}
+	return reasonOf(c)
+}
+
+func reasonOf(c Cell) string {
 	if c.Reason == "" {
 		return ""
 	}

@@ -632,3 +632,20 @@ func TestRealGinkgoFailures(t *testing.T) {
 		t.Errorf("cells %d, problems %q", len(m.Cells), m.Problems)
 	}
 }
+
+// An unstable cell stays a pass, and the matrix says its latency is not to be trusted.
+func TestMarkdownFlagsUnstableCells(t *testing.T) {
+	m := Matrix{Models: []string{"vad"}, Targets: []string{"cpu", "wasm"}, Cells: []Cell{
+		{Model: "vad", Target: "cpu", Status: result.StatusPass, Metrics: &result.Metrics{P50MS: 0.1, BlockCoV: 0.09, Unstable: "the medians vary"}},
+		{Model: "vad", Target: "wasm", Status: result.StatusPass, Metrics: &result.Metrics{P50MS: 0.2, BlockCoV: 0.01}},
+	}}
+	md := string(m.Markdown())
+	for _, want := range []string{"| cpu | pass |", "| 0.100 ⚠ unstable |", "pass · 0.100 ms · ⚠ unstable |", "unstable: the medians vary |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Count(md, "unstable") != 3 { // the overview, the p50 and the reason of cpu; nothing of wasm
+		t.Errorf("%d mentions of unstable:\n%s", strings.Count(md, "unstable"), md)
+	}
+}

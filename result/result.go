@@ -88,23 +88,35 @@ type Metrics struct {
 	FirstRunMS float64 `json:"first_run_ms"` // first inference, apart from the warm runs
 	Runs       int     `json:"runs"`         // warm runs measured
 	WarmupRuns int     `json:"warmup_runs"`  // runs discarded before measuring
-	MinMS      float64 `json:"min_ms"`
-	P50MS      float64 `json:"p50_ms"`
-	P90MS      float64 `json:"p90_ms"`
-	P95MS      float64 `json:"p95_ms"`
-	P99MS      float64 `json:"p99_ms"`
-	MaxMS      float64 `json:"max_ms"`
-	MeanMS     float64 `json:"mean_ms"`
-	StdevMS    float64 `json:"stdev_ms"`
-	CoV        float64 `json:"cov"`
+	WarmupMS   float64 `json:"warmup_ms"`    // how long warm-up took
+	// WarmupSettled: warm-up ended because two consecutive windows of runs had
+	// medians within the settle tolerance (3%), not at its time bound; WarmupDrift is
+	// the relative difference of its last two window medians.
+	WarmupSettled bool    `json:"warmup_settled"`
+	WarmupDrift   float64 `json:"warmup_drift"`
+	TimedMS       float64 `json:"timed_ms"` // how long the timed runs took, wall clock
+	MinMS         float64 `json:"min_ms"`
+	P50MS         float64 `json:"p50_ms"`
+	P90MS         float64 `json:"p90_ms"`
+	P95MS         float64 `json:"p95_ms"`
+	P99MS         float64 `json:"p99_ms"`
+	MaxMS         float64 `json:"max_ms"`
+	MeanMS        float64 `json:"mean_ms"`
+	StdevMS       float64 `json:"stdev_ms"`
+	CoV           float64 `json:"cov"`
 	// BlockP50MS are the medians of consecutive blocks of the timed runs, in the
 	// order they ran: repeated measurements within one cell, which is what a
 	// regression test between two runs compares (see the history's diff).
-	BlockP50MS     []float64 `json:"block_p50_ms,omitempty"`
-	ThroughputPerS float64   `json:"throughput_per_s"` // batch / mean latency
-	Batch          int64     `json:"batch"`
-	PeakRSSBytes   int64     `json:"peak_rss_bytes"` // VmHWM over the session's life, reset before it
-	BaseRSSBytes   int64     `json:"base_rss_bytes"` // RSS just before the session was created
+	BlockP50MS []float64 `json:"block_p50_ms,omitempty"`
+	// BlockCoV is the coefficient of variation of BlockP50MS: how much the
+	// repeated measurements within the cell disagree. Unstable says why the cell's
+	// latency is not to be trusted (BlockCoV over UnstableBlockCoV); empty when it is.
+	BlockCoV       float64 `json:"block_cov"`
+	Unstable       string  `json:"unstable,omitempty"`
+	ThroughputPerS float64 `json:"throughput_per_s"` // batch / mean latency
+	Batch          int64   `json:"batch"`
+	PeakRSSBytes   int64   `json:"peak_rss_bytes"` // VmHWM over the session's life, reset before it
+	BaseRSSBytes   int64   `json:"base_rss_bytes"` // RSS just before the session was created
 	// PeakRSSScope says whose memory PeakRSSBytes is: this process's peak RSS, or,
 	// for browser targets, Chromium's processes' PSS after the runs (shared pages
 	// counted once in all, not once per process; the kernel keeps no peak of it).
@@ -139,18 +151,26 @@ type Deviation struct {
 
 // Provenance says what produced a result.
 type Provenance struct {
-	ORTVersion    string            `json:"ort_version"`
-	ORTLibrary    string            `json:"ort_library"`
-	ORTLibSHA256  string            `json:"ort_library_sha256"`
-	Provider      string            `json:"provider"`
-	Options       map[string]string `json:"options,omitempty"`
-	HostCPU       string            `json:"host_cpu"`
-	Device        string            `json:"device,omitempty"`
-	Driver        string            `json:"driver,omitempty"`
-	ModelSHA256   string            `json:"model_sha256,omitempty"`
-	CatalogCommit string            `json:"catalog_commit,omitempty"` // last commit that touched the catalogs
-	CodeCommit    string            `json:"code_commit,omitempty"`    // the checkout that ran ("+dirty": with local changes)
-	Time          time.Time         `json:"time"`
+	ORTVersion   string            `json:"ort_version"`
+	ORTLibrary   string            `json:"ort_library"`
+	ORTLibSHA256 string            `json:"ort_library_sha256"`
+	Provider     string            `json:"provider"`
+	Options      map[string]string `json:"options,omitempty"`
+	HostCPU      string            `json:"host_cpu"`
+	Device       string            `json:"device,omitempty"`
+	Driver       string            `json:"driver,omitempty"`
+	ModelSHA256  string            `json:"model_sha256,omitempty"`
+	// The threads the measured session ran on: ONNX Runtime's intra-op pool (the
+	// calling thread included) and inter-op pool (1: hwtest keeps ONNX Runtime's
+	// sequential execution), or for browser targets onnxruntime-web's wasm threads
+	// (inter-op 0: the page has none).
+	IntraOpThreads int `json:"intra_op_threads,omitempty"`
+	InterOpThreads int `json:"inter_op_threads,omitempty"`
+	// CPUGovernor is the CPUs' frequency governor, or why none could be read.
+	CPUGovernor   string    `json:"cpu_governor,omitempty"`
+	CatalogCommit string    `json:"catalog_commit,omitempty"` // last commit that touched the catalogs
+	CodeCommit    string    `json:"code_commit,omitempty"`    // the checkout that ran ("+dirty": with local changes)
+	Time          time.Time `json:"time"`
 }
 
 // Within reports whether a deviation is inside its allowance.

@@ -63,6 +63,8 @@ type Result struct {
 	Interrupted bool
 	// Detection is the run's detect.json: what the probes found when it began.
 	Detection json.RawMessage
+	// Time is where the run's wall time went outside the cells (see Breakdown).
+	Time Timings
 }
 
 // NewRunDir creates the folder of a new run under reports and returns its id: the
@@ -139,8 +141,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	defer runtime.Shutdown()
 	// Detection is stored with the run, and each result names its device.
 	rts := hardware.Targets(o.Catalogs.Targets)
+	began := time.Now()
+	var tm Timings
 	det := hardware.Detect(ctx, rts...)
 	runtime.Shutdown() // the browser probes started Chromium; each suite starts its own
+	tm.Detect = time.Since(began)
 	detection, err := json.MarshalIndent(det, "", "  ")
 	if err != nil {
 		return nil, err
@@ -169,7 +174,10 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		bin, ok := built[m.Family]
 		if !ok {
 			var err error
-			if bin, err = buildSuite(ctx, o, binDir, m.Family); err != nil {
+			start := time.Now()
+			bin, err = buildSuite(ctx, o, binDir, m.Family)
+			tm.Build += time.Since(start)
+			if err != nil {
 				if ctx.Err() != nil {
 					interrupted = true
 					break
@@ -181,7 +189,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		fmt.Fprintf(o.Log, "run: %s (%s)\n", m.ID, m.Family)
 		ran = true
 		announced := map[string]result.Status{}
+		start := time.Now()
 		rep, fail := runModel(ctx, o, bin, m, announced)
+		tm.Suites += time.Since(start)
 		if fail != nil && fail.Cause == result.CauseInterrupted {
 			interrupted = true
 		}
@@ -207,7 +217,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := matrix.Write(o.OutDir, mx); err != nil {
 		return nil, err
 	}
-	return &Result{Matrix: mx, Failures: failures, ReportDir: o.OutDir, Interrupted: interrupted, Detection: detection}, nil
+	tm.Total = time.Since(began)
+	return &Result{Matrix: mx, Failures: failures, ReportDir: o.OutDir, Interrupted: interrupted, Detection: detection, Time: tm}, nil
 }
 
 // newBuildDir makes the folder this run builds its suites into,

@@ -178,22 +178,19 @@ func (c *Cell) Measure() {
 		c.fail(result.CheckMeasure, err)
 	}
 	defer bound.Close()
-	var warm int
-	for start := time.Now(); !b.warmupDone(warm, time.Since(start)); warm++ {
-		if _, err := bound.Run(); err != nil {
-			c.fail(result.CheckMeasure, fmt.Errorf("warm-up run %d: %w", warm+1, err))
-		}
+	warm, err := b.WarmUp(bound.Run)
+	if err != nil {
+		c.fail(result.CheckMeasure, err)
 	}
-	var samples []time.Duration
-	for start := time.Now(); !b.measureDone(len(samples), time.Since(start)); {
-		took, err := bound.Run()
-		if err != nil {
-			c.fail(result.CheckMeasure, fmt.Errorf("measured run %d: %w", len(samples)+1, err))
-		}
-		samples = append(samples, took)
+	begin := time.Now()
+	samples, err := b.Measure(bound.Run)
+	timed := time.Since(begin)
+	if err != nil {
+		c.fail(result.CheckMeasure, err)
 	}
 	m := LatencyStats(samples)
-	m.WarmupRuns = warm
+	m.WarmupRuns, m.WarmupMS, m.WarmupSettled, m.WarmupDrift = warm.Runs, ms(warm.Time), warm.Settled, warm.Drift
+	m.TimedMS = ms(timed)
 	m.LoadMS = ms(c.load)
 	m.FirstRunMS = ms(c.first)
 	m.Batch = batchOf(inputs)
@@ -317,14 +314,31 @@ func (c *Cell) record(check string, status result.Status, reason string, extra f
 
 func (c *Cell) provenance() *result.Provenance {
 	lib, _ := Init()
-	return &result.Provenance{
+	p := &result.Provenance{
 		ORTVersion: lib.Version, ORTLibrary: lib.Path, ORTLibSHA256: lib.SHA256,
 		Provider: c.Target.Provider, Options: c.sessionOptions(),
-		HostCPU: HostCPU(), ModelSHA256: c.model.SHA256,
+		HostCPU: HostCPU(), ModelSHA256: c.model.SHA256, CPUGovernor: CPUGovernor(),
 		Device: c.deviceName(), Driver: devices()[c.Target.ID][1],
 		CatalogCommit: os.Getenv("HWTEST_CATALOG_COMMIT"), CodeCommit: os.Getenv("HWTEST_CODE_COMMIT"),
 		Time: time.Now().UTC(),
 	}
+	p.IntraOpThreads, p.InterOpThreads = c.threads()
+	return p
+}
+
+// threads are the measured session's thread counts: HWTEST_THREADS or ONNX
+// Runtime's default of one per physical core; in a browser, the page's wasm threads.
+func (c *Cell) threads() (intraOp, interOp int) {
+	if c.Target.Runner == "browser" {
+		if bs, ok := c.session.(*browserSession); ok {
+			return bs.s.NumThreads, 0
+		}
+		return 0, 0 // not open: unknown
+	}
+	if n, _ := Threads(); n > 0 {
+		return n, 1
+	}
+	return PhysicalCores(), 1
 }
 
 // sessionOptions are the target's options as its session got them: hardware.yaml's,

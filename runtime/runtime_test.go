@@ -194,13 +194,72 @@ func TestLatencyStats(t *testing.T) {
 	}
 }
 
+// fakeClock makes WarmUp and Measure see runs of the given latencies, in order
+// (the last one repeating), taking exactly that long.
+func fakeClock(t *testing.T, latencies ...time.Duration) (run func() (time.Duration, error), runs *int) {
+	t.Helper()
+	at := time.Unix(0, 0)
+	now = func() time.Time { return at }
+	t.Cleanup(func() { now = time.Now })
+	n := 0
+	return func() (time.Duration, error) {
+		d := latencies[min(n, len(latencies)-1)]
+		n++
+		at = at.Add(d)
+		return d, nil
+	}, &n
+}
+
 func TestBudget(t *testing.T) {
-	b := Budget{WarmupRuns: 10, WarmupTime: time.Second, MinRuns: 10, MinTime: time.Second, MaxRuns: 50}
-	if !b.warmupDone(10, 0) || !b.warmupDone(1, time.Second) || b.warmupDone(9, 0) {
-		t.Error("warm-up ends at 10 runs or 1 s, whichever first")
+	b := Budget{WindowRuns: 3, WindowTime: 50 * time.Millisecond, SettleTolerance: 0.03, WarmupMax: time.Second, MinRuns: 10, MinTime: time.Second, MaxRuns: 5000}
+	ms := time.Millisecond
+
+	// Steady from the start: two windows (of 50 ms: 5 runs of 10 ms) and done.
+	run, _ := fakeClock(t, 10*ms)
+	w, err := b.WarmUp(run)
+	if err != nil || !w.Settled || w.Runs != 10 || w.Time != 100*ms || w.Drift != 0 {
+		t.Errorf("steady: %+v %v", w, err)
 	}
-	if b.measureDone(10, 0) || b.measureDone(9, 2*time.Second) || !b.measureDone(10, time.Second) || !b.measureDone(50, 0) {
-		t.Error("measuring needs 10 runs and 1 s, or MaxRuns")
+	// Slow first runs (a cold cache): warm-up goes on until two windows agree.
+	run, _ = fakeClock(t, 40*ms, 30*ms, 20*ms, 12*ms, 10*ms, 10*ms, 10*ms, 10*ms, 10*ms, 10*ms, 10*ms, 10*ms, 10*ms, 10*ms)
+	w, _ = b.WarmUp(run)
+	if !w.Settled || w.Runs != 13 || w.Drift > 0.03 { // windows 40,30,20 · 12,10,10,10,10 · 10×5
+		t.Errorf("cold start: %+v", w)
+	}
+	// Never settles (windows alternate: 5 runs of 10 ms, 3 of 20 ms): it stops at WarmupMax.
+	alternating := []time.Duration{}
+	for range 20 {
+		alternating = append(alternating, 10*ms, 10*ms, 10*ms, 10*ms, 10*ms, 20*ms, 20*ms, 20*ms)
+	}
+	run, _ = fakeClock(t, alternating...)
+	w, _ = b.WarmUp(run)
+	if w.Settled || w.Time < time.Second || w.Time > time.Second+20*ms || w.Drift < 0.5 {
+		t.Errorf("drifting: %+v", w)
+	}
+	// A run slower than the bound: one window, cut short, not settled.
+	run, n := fakeClock(t, 2*time.Second)
+	w, _ = b.WarmUp(run)
+	if w.Settled || *n != 1 || w.Runs != 1 {
+		t.Errorf("slow: %+v after %d runs", w, *n)
+	}
+	// Measuring needs 10 runs and 1 s, or MaxRuns.
+	for _, c := range []struct {
+		latency time.Duration
+		runs    int
+	}{{time.Millisecond, 1000}, {300 * ms, 10}, {100 * time.Microsecond, 5000}} {
+		run, _ = fakeClock(t, c.latency)
+		s, err := b.Measure(run)
+		if err != nil || len(s) != c.runs {
+			t.Errorf("%v runs: %d samples, want %d (%v)", c.latency, len(s), c.runs, err)
+		}
+	}
+	// A failing run ends either with its number.
+	fail := func() (time.Duration, error) { return 0, errors.New("boom") }
+	if _, err := b.WarmUp(fail); err == nil || err.Error() != "warm-up run 1: boom" {
+		t.Errorf("warm-up: %v", err)
+	}
+	if _, err := b.Measure(fail); err == nil || err.Error() != "measured run 1: boom" {
+		t.Errorf("measure: %v", err)
 	}
 }
 
@@ -355,7 +414,7 @@ func TestMeasureTimeRejectsNonsense(t *testing.T) {
 		}
 	}
 	t.Setenv("HWTEST_MEASURE_TIME", "250ms")
-	if b, err := DefaultBudget(); err != nil || b.MinTime != 250*time.Millisecond || b.WarmupTime != 250*time.Millisecond {
+	if b, err := DefaultBudget(); err != nil || b.MinTime != 250*time.Millisecond || b.WarmupMax != 250*time.Millisecond {
 		t.Errorf("250ms: %+v %v", b, err)
 	}
 	t.Setenv("HWTEST_MEASURE_TIME", "")

@@ -10,25 +10,35 @@ import (
 	"github.com/hwtest/hwtest/result"
 )
 
-// Budget says how long latency is measured: warm-up until both WarmupRuns and
-// WarmupTime are reached, then measure until both MinRuns and MinTime are reached
-// (or MaxRuns, so a very fast model does not loop for ever).
+// Budget says how long latency is measured. Warm-up runs in windows until two
+// consecutive windows' medians agree within SettleTolerance (the timings have
+// settled: caches, allocator arenas, thread pool and clock are warm) or until
+// WarmupMax, whichever comes first; then timed runs until both MinRuns and MinTime
+// are reached (or MaxRuns, so a very fast model does not loop for ever).
 type Budget struct {
-	WarmupRuns int
-	WarmupTime time.Duration
-	MinRuns    int
-	MinTime    time.Duration
-	MaxRuns    int
+	// A warm-up window is at least WindowRuns runs and WindowTime long: long
+	// enough for its median to be steady, short enough to end warm-up early.
+	WindowRuns      int
+	WindowTime      time.Duration
+	SettleTolerance float64       // relative difference of consecutive window medians
+	WarmupMax       time.Duration // warm-up ends here, settled or not
+	MinRuns         int
+	MinTime         time.Duration
+	MaxRuns         int
 }
 
-// DefaultBudget follows DESIGN.md: warm-up of 10 runs or 1 s, then at least
-// 10 runs and 1 s. HWTEST_MEASURE_TIME changes both times (tests shorten them).
+// DefaultBudget: warm-up in windows of ≥ 3 runs and 1/20 of the measuring time
+// until two agree within 3%, for at most the measuring time; then at least 10 runs
+// and the measuring time (1 s, or HWTEST_MEASURE_TIME: tests shorten it).
 func DefaultBudget() (Budget, error) {
 	d, err := MeasureTime()
 	if err != nil {
 		return Budget{}, err
 	}
-	return Budget{WarmupRuns: 10, WarmupTime: d, MinRuns: 10, MinTime: d, MaxRuns: 100000}, nil
+	return Budget{
+		WindowRuns: 3, WindowTime: d / 20, SettleTolerance: 0.03, WarmupMax: d,
+		MinRuns: 10, MinTime: d, MaxRuns: 100000,
+	}, nil
 }
 
 // MeasureTime is $HWTEST_MEASURE_TIME, the warm-up and measuring time of each cell;
@@ -46,14 +56,74 @@ func MeasureTime() (time.Duration, error) {
 	return d, nil
 }
 
-// warmupDone: warm-up ends at whichever of its two bounds comes first.
-func (b Budget) warmupDone(runs int, spent time.Duration) bool {
-	return runs >= b.WarmupRuns || spent >= b.WarmupTime
+// Warmup is what warming up took, and whether the timings settled.
+type Warmup struct {
+	Runs    int
+	Time    time.Duration
+	Settled bool
+	// Drift is the relative difference of the last two windows' medians: how far
+	// from settled warm-up ended (0 when it had fewer than two windows).
+	Drift float64
 }
 
-// measureDone: measuring needs both bounds, unless MaxRuns is hit.
-func (b Budget) measureDone(runs int, spent time.Duration) bool {
-	return (runs >= b.MinRuns && spent >= b.MinTime) || runs >= b.MaxRuns
+// now is the clock WarmUp and Measure read; tests advance a fake one.
+var now = time.Now
+
+func since(t time.Time) time.Duration { return now().Sub(t) }
+
+// WarmUp runs run until the timings settle or the budget's WarmupMax is spent. It
+// counts the runs it made; a failing run ends it with that run's error.
+func (b Budget) WarmUp(run func() (time.Duration, error)) (Warmup, error) {
+	var w Warmup
+	start := now()
+	prev := 0.0
+	for {
+		window := make([]float64, 0, b.WindowRuns)
+		for begin := now(); len(window) < b.WindowRuns || since(begin) < b.WindowTime; {
+			took, err := run()
+			w.Runs++
+			if err != nil {
+				w.Time = since(start)
+				return w, fmt.Errorf("warm-up run %d: %w", w.Runs, err)
+			}
+			window = append(window, float64(took))
+			if since(start) >= b.WarmupMax {
+				break
+			}
+		}
+		med := median(window)
+		if prev > 0 {
+			w.Drift = math.Abs(med-prev) / prev
+			if w.Drift <= b.SettleTolerance {
+				w.Settled = true
+			}
+		}
+		if w.Settled || since(start) >= b.WarmupMax {
+			w.Time = since(start)
+			return w, nil
+		}
+		prev = med
+	}
+}
+
+// Measure makes the timed runs after warm-up: until both MinRuns and MinTime are
+// reached, or MaxRuns.
+func (b Budget) Measure(run func() (time.Duration, error)) ([]time.Duration, error) {
+	var samples []time.Duration
+	for start := now(); !((len(samples) >= b.MinRuns && since(start) >= b.MinTime) || len(samples) >= b.MaxRuns); {
+		took, err := run()
+		if err != nil {
+			return samples, fmt.Errorf("measured run %d: %w", len(samples)+1, err)
+		}
+		samples = append(samples, took)
+	}
+	return samples, nil
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return percentile(s, 50)
 }
 
 // LatencyStats summarises measured latencies, given in the order they ran.
@@ -63,6 +133,10 @@ func LatencyStats(samples []time.Duration) (m result.Metrics) {
 	}
 	ms := SamplesMS(samples)
 	m.BlockP50MS = BlockMedians(ms)
+	m.BlockCoV = cov(m.BlockP50MS)
+	if m.BlockCoV > UnstableBlockCoV {
+		m.Unstable = fmt.Sprintf("the medians of its %d blocks of timed runs vary by %.1f%% (CoV; over %.0f%%): something else ran on the machine, or the device's clock changed", len(m.BlockP50MS), 100*m.BlockCoV, 100*UnstableBlockCoV)
+	}
 	slices.Sort(ms)
 	var sum float64
 	for _, x := range ms {
@@ -86,6 +160,31 @@ func LatencyStats(samples []time.Duration) (m result.Metrics) {
 		m.CoV = stdev / mean
 	}
 	return m
+}
+
+// UnstableBlockCoV: a cell whose block medians vary more than this is flagged
+// unstable. Blocks of one cell agreed within 2% in recorded runs on this 2-core
+// machine (see TestUnstableThreshold); 5% is well outside that.
+const UnstableBlockCoV = 0.05
+
+// cov is the sample coefficient of variation: stdev / mean; 0 below two values.
+func cov(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / float64(len(xs))
+	var sq float64
+	for _, x := range xs {
+		sq += (x - mean) * (x - mean)
+	}
+	if mean == 0 {
+		return 0
+	}
+	return math.Sqrt(sq/float64(len(xs)-1)) / mean
 }
 
 // percentile interpolates linearly between closest ranks of sorted values.

@@ -2,7 +2,10 @@ package runtime
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -59,5 +62,56 @@ func TestLatencyStatsBlocksInRunOrder(t *testing.T) {
 	}
 	if got := SamplesMS(s[:3]); fmt.Sprint(got) != "[100 99 98]" {
 		t.Errorf("samples = %v", got)
+	}
+}
+
+// A cell whose timed runs shift halfway (another process took a core) is flagged
+// unstable; one whose runs only have outliers is not.
+func TestUnstableCellsAreFlagged(t *testing.T) {
+	var steady, shifted []time.Duration
+	for i := range 200 {
+		d := time.Millisecond
+		if i%17 == 0 {
+			d = 9 * time.Millisecond // outliers: the block medians ignore them
+		}
+		steady = append(steady, d)
+		if i >= 100 {
+			d += 300 * time.Microsecond
+		}
+		shifted = append(shifted, d)
+	}
+	if m := LatencyStats(steady); m.Unstable != "" || m.BlockCoV != 0 {
+		t.Errorf("steady: block CoV %g, unstable %q", m.BlockCoV, m.Unstable)
+	}
+	m := LatencyStats(shifted)
+	if m.BlockCoV < 0.1 || !strings.Contains(m.Unstable, "10 blocks") || !strings.Contains(m.Unstable, "over 5%") {
+		t.Errorf("shifted: block CoV %g, unstable %q", m.BlockCoV, m.Unstable)
+	}
+}
+
+// The governor is read from cpufreq, each CPU's; without cpufreq the provenance
+// says why there is none instead of guessing.
+func TestGovernorIn(t *testing.T) {
+	sys := t.TempDir()
+	if got := governorIn(sys); !strings.HasPrefix(got, "none: the kernel exposes no cpufreq") {
+		t.Errorf("no cpufreq: %q", got)
+	}
+	write := func(cpu, gov string) {
+		dir := filepath.Join(sys, cpu, "cpufreq")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "scaling_governor"), []byte(gov+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("cpu0", "performance")
+	write("cpu10", "performance")
+	if got := governorIn(sys); got != "performance" {
+		t.Errorf("same: %q", got)
+	}
+	write("cpu2", "powersave")
+	if got := governorIn(sys); got != "cpu0 performance, cpu2 powersave, cpu10 performance" {
+		t.Errorf("mixed: %q", got)
 	}
 }

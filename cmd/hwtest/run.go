@@ -148,6 +148,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	fmt.Fprintf(opts.Stdout, "%s\n", res.Matrix.SummaryLine())
 	fmt.Fprintf(opts.Stdout, "matrix: %s\n        %s\n", relToWD(filepath.Join(out, "matrix.md")), relToWD(filepath.Join(out, "matrix.json")))
+	fmt.Fprint(opts.Stdout, res.Breakdown())
 	// The history is written even after a signal (the cells that finished are
 	// results; the interrupted ones do not hide earlier results), with a context of
 	// its own: ctx is cancelled by then.
