@@ -8,7 +8,7 @@ import (
 
 // SchemaVersion is the version of the schema this hwtest writes. A database of an
 // older version is migrated; a newer one is refused.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrations[i] takes a database from version i to version i+1. Each runs in one
 // transaction with the version bump, so a database is at one version or the next,
@@ -186,6 +186,14 @@ INSERT INTO samples_by_row
 SELECT cell_id, generate_subscripts(latency_ms, 1) - 1, unnest(latency_ms) FROM samples;
 DROP TABLE samples;
 ALTER TABLE samples_by_row RENAME TO samples;
+`,
+	// 4 → 5: the model-attributable peak (result.Metrics.ModelPeakBytes: the
+	// process peak less its resident size just before the session) and what it
+	// counts or why it is absent. Older rows keep NULL: not measured then, and not
+	// recomputed from peak − base here, which would repeat runtime's definition.
+	`
+ALTER TABLE cells ADD COLUMN model_peak_bytes BIGINT;
+ALTER TABLE cells ADD COLUMN model_peak_scope VARCHAR;
 `,
 }
 
