@@ -115,6 +115,9 @@ type CellRef struct {
 	P99MS          float64       `json:"p99_ms"`
 	ThroughputPerS float64       `json:"throughput_per_s"`
 	PeakRSSBytes   int64         `json:"peak_rss_bytes"`
+	// ModelPeakBytes is the model-attributable peak (result.Metrics); 0 where not
+	// measured (browser targets).
+	ModelPeakBytes int64 `json:"model_peak_bytes,omitempty"`
 }
 
 // Performance is latency (p50) per target and per family on each target, and the
@@ -188,6 +191,11 @@ type MemoryStat struct {
 	MeanBytes int64   `json:"mean_bytes"`
 	Min       CellRef `json:"min"`
 	Max       CellRef `json:"max"`
+	// ModelPeakCells of the cells have a model-attributable peak; MeanModelPeakBytes
+	// is its mean over them, ModelPeakScope what it counts.
+	ModelPeakCells     int    `json:"model_peak_cells,omitempty"`
+	MeanModelPeakBytes int64  `json:"mean_model_peak_bytes,omitempty"`
+	ModelPeakScope     string `json:"model_peak_scope,omitempty"`
 }
 
 // TargetHeaviest is a target's cells by peak RSS, the heaviest first.
@@ -225,6 +233,7 @@ func ref(c matrix.Cell) CellRef {
 	r := CellRef{Model: c.Model, Family: c.Family, Target: c.Target, Status: c.Status, Fixture: c.Fixture, RunID: c.RunID}
 	if m := c.Metrics; m != nil {
 		r.P50MS, r.P90MS, r.P99MS, r.ThroughputPerS, r.PeakRSSBytes = m.P50MS, m.P90MS, m.P99MS, m.ThroughputPerS, m.PeakRSSBytes
+		r.ModelPeakBytes = m.ModelPeakBytes
 	}
 	return r
 }
@@ -443,10 +452,15 @@ func memory(m matrix.Matrix, top int) Memory {
 			continue
 		}
 		s := MemoryStat{Target: t, Scope: cells[0].Metrics.PeakRSSScope, Cells: len(cells)}
-		var sum int64
+		var sum, modelSum int64
 		for i, c := range cells {
 			rss := c.Metrics.PeakRSSBytes
 			sum += rss
+			if mp := c.Metrics.ModelPeakBytes; mp > 0 {
+				s.ModelPeakCells++
+				modelSum += mp
+				s.ModelPeakScope = c.Metrics.ModelPeakScope
+			}
 			if i == 0 || rss < s.Min.PeakRSSBytes {
 				s.Min = ref(c)
 			}
@@ -455,6 +469,11 @@ func memory(m matrix.Matrix, top int) Memory {
 			}
 		}
 		s.MeanBytes = sum / int64(len(cells))
+		if s.ModelPeakCells > 0 {
+			s.MeanModelPeakBytes = modelSum / int64(s.ModelPeakCells)
+		} else {
+			s.ModelPeakScope = cells[0].Metrics.ModelPeakScope // why there is none
+		}
 		out.ByTarget = append(out.ByTarget, s)
 
 		slices.SortStableFunc(cells, func(a, b matrix.Cell) int { return cmp.Compare(b.Metrics.PeakRSSBytes, a.Metrics.PeakRSSBytes) })

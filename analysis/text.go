@@ -117,19 +117,24 @@ func (r Report) Text() []byte {
 	} else {
 		var rows [][]string
 		for _, s := range mem.ByTarget {
-			rows = append(rows, []string{s.Target, fmt.Sprint(s.Cells), result.FormatMiB(s.MeanBytes), result.FormatMiB(s.Min.PeakRSSBytes) + " " + s.Min.Model, result.FormatMiB(s.Max.PeakRSSBytes) + " " + s.Max.Model, s.Scope})
+			rows = append(rows, []string{s.Target, fmt.Sprint(s.Cells), result.FormatMiB(s.MeanBytes), result.FormatMiB(s.Min.PeakRSSBytes) + " " + s.Min.Model, result.FormatMiB(s.Max.PeakRSSBytes) + " " + s.Max.Model, modelPeakText(s), s.Scope})
 		}
-		table("target\tcells\tmean\tmin\tmax\twhat it counts", rows)
+		table("target\tcells\tmean\tmin\tmax\tmodel peak, mean\twhat it counts", rows)
 		p("\nHeaviest models on each target:\n\n")
 		rows = nil
 		for _, h := range mem.Heaviest {
 			var names []string
 			for _, c := range h.Cells {
-				names = append(names, fmt.Sprintf("%s %s", c.Model, result.FormatMiB(c.PeakRSSBytes)))
+				name := fmt.Sprintf("%s %s", c.Model, result.FormatMiB(c.PeakRSSBytes))
+				if c.ModelPeakBytes > 0 {
+					name += fmt.Sprintf(" (model %s)", result.FormatMiB(c.ModelPeakBytes))
+				}
+				names = append(names, name)
 			}
 			rows = append(rows, []string{h.Target, strings.Join(names, ", ")})
 		}
 		table("target\tmodels (MiB)", rows)
+		p("\nModel peak: the process peak less the suite process's resident size just before the target's session was created, what the session added at its highest (weights, ONNX Runtime's copies of them, activations); -: not measured (browser targets: Chromium's PSS has no peak and no reading before the session to subtract).\n")
 	}
 
 	p("\n## Trends\n\n")
@@ -272,4 +277,17 @@ func oneLine(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+// modelPeakText is a target's mean model-attributable peak, with how many of its
+// cells have one when not all do; "-" when none does (browser targets: the scope
+// column says why).
+func modelPeakText(s MemoryStat) string {
+	switch {
+	case s.ModelPeakCells == 0:
+		return "-"
+	case s.ModelPeakCells < s.Cells:
+		return fmt.Sprintf("%s (%d cells)", result.FormatMiB(s.MeanModelPeakBytes), s.ModelPeakCells)
+	}
+	return result.FormatMiB(s.MeanModelPeakBytes)
 }

@@ -137,7 +137,8 @@ SELECT c.id, c.run_id, r.finished_at, c.model, c.family, c.target, c.status, c.r
        c.ort_version, c.ort_library, c.ort_library_sha256, c.provider, c.options::VARCHAR, c.host_cpu, c.device, c.driver,
        c.model_sha256, c.catalog_commit, c.code_commit, c.cell_time, c.has_metrics, c.has_size, c.has_provenance,
        c.wall_ms, c.warmup_ms, c.warmup_settled, c.warmup_drift, c.timed_ms, c.block_cov, c.unstable,
-       c.intra_op_threads, c.inter_op_threads, c.cpu_governor
+       c.intra_op_threads, c.inter_op_threads, c.cpu_governor,
+       c.model_peak_bytes, c.model_peak_scope
 FROM cells c JOIN runs r USING (run_id)
 `
 
@@ -156,11 +157,12 @@ func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matr
 			id                                                 int64
 			c                                                  matrix.Cell
 			family, reason, cause, fixture, fallback, fallsTo  sql.NullString
-			placement, scope, worst, tier                      sql.NullString
+			placement, scope, worst, tier, modelScope          sql.NullString
 			load, first, min, p50, p90, p95, p99, max, mean    sql.NullFloat64
 			stdev, cov, throughput, wall                       sql.NullFloat64
 			runs, warm                                         sql.NullInt32
 			batch, peak, base, params, weights, estimate       sql.NullInt64
+			modelPeak                                          sql.NullInt64
 			blocks                                             anyList
 			ortVersion, ortLib, ortSHA, provider, options, cpu sql.NullString
 			device, driver, modelSHA, catalogCommit, code      sql.NullString
@@ -180,7 +182,7 @@ func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matr
 			&ortVersion, &ortLib, &ortSHA, &provider, &options, &cpu, &device, &driver,
 			&modelSHA, &catalogCommit, &code, &cellTime, &hasMetrics, &hasSize, &hasProvenance,
 			&wall, &warmMS, &settled, &drift, &timed, &blockCoV, &unstable,
-			&intraOp, &interOp, &governor)
+			&intraOp, &interOp, &governor, &modelPeak, &modelScope)
 		if err != nil {
 			return nil, fmt.Errorf("history %s: reading cells: %w", db.path, err)
 		}
@@ -199,8 +201,8 @@ func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matr
 				MinMS: min.Float64, P50MS: p50.Float64, P90MS: p90.Float64, P95MS: p95.Float64, P99MS: p99.Float64,
 				MaxMS: max.Float64, MeanMS: mean.Float64, StdevMS: stdev.Float64, CoV: cov.Float64, BlockP50MS: float64s(blocks),
 				ThroughputPerS: throughput.Float64, Batch: batch.Int64, PeakRSSBytes: peak.Int64, BaseRSSBytes: base.Int64,
-				PeakRSSScope: scope.String,
-				WarmupMS:     warmMS.Float64, WarmupSettled: settled.Bool, WarmupDrift: drift.Float64, TimedMS: timed.Float64,
+				PeakRSSScope: scope.String, ModelPeakBytes: modelPeak.Int64, ModelPeakScope: modelScope.String,
+				WarmupMS: warmMS.Float64, WarmupSettled: settled.Bool, WarmupDrift: drift.Float64, TimedMS: timed.Float64,
 				BlockCoV: blockCoV.Float64, Unstable: unstable.String,
 			}
 		}

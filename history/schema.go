@@ -189,7 +189,11 @@ ALTER TABLE samples_by_row RENAME TO samples;
 `,
 	// 4 → 5: how a cell was measured (issue 11): warm-up until settled, the time
 	// spent measuring, the spread of its block medians and the unstable flag; the
-	// threads and the CPU governor it ran with.
+	// threads and the CPU governor it ran with; the model-attributable peak
+	// (result.Metrics.ModelPeakBytes: the process peak less its resident size just
+	// before the session) and what it counts or why it is absent. Older rows keep
+	// NULL: not measured then, and not recomputed from peak − base here, which would
+	// repeat runtime's definition.
 	`
 ALTER TABLE cells ADD COLUMN warmup_ms DOUBLE;
 ALTER TABLE cells ADD COLUMN warmup_settled BOOLEAN;
@@ -200,6 +204,8 @@ ALTER TABLE cells ADD COLUMN unstable VARCHAR;     -- why the latency is not to 
 ALTER TABLE cells ADD COLUMN intra_op_threads INTEGER;
 ALTER TABLE cells ADD COLUMN inter_op_threads INTEGER;
 ALTER TABLE cells ADD COLUMN cpu_governor VARCHAR;
+ALTER TABLE cells ADD COLUMN model_peak_bytes BIGINT;
+ALTER TABLE cells ADD COLUMN model_peak_scope VARCHAR;
 `,
 }
 

@@ -232,7 +232,14 @@ func cellValues(id int64, runID string, c *matrix.Cell) []driver.Value {
 	} else {
 		v = append(v, nil, nil, nil)
 	}
-	return v
+	var modelPeak, modelScope any
+	if m := c.Metrics; m != nil {
+		modelScope = nullable(m.ModelPeakScope)
+		if m.ModelPeakBytes != 0 {
+			modelPeak = m.ModelPeakBytes
+		}
+	}
+	return append(v, modelPeak, modelScope)
 }
 
 // nextID is one past the largest id of a table. Ids are assigned here rather than

@@ -24,6 +24,7 @@ import (
 	"github.com/hwtest/hwtest/internal/histtest"
 	"github.com/hwtest/hwtest/internal/testenv"
 	"github.com/hwtest/hwtest/matrix"
+	"github.com/hwtest/hwtest/result"
 )
 
 const root = ".."
@@ -410,5 +411,55 @@ func TestScaleReportLoadsInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	screenshot(t, tb, "scale-heatmap.png", false)
+	tb.check(t)
+}
+
+// A cell with a model-attributable peak shows it next to the process peak: in the
+// memory table (the mean over the target's cells that have one), in the heaviest
+// models, and in the cell's details; a browser cell says why it has none.
+func TestModelPeakShown(t *testing.T) {
+	cell := func(model, target string, peak, modelPeak int64, scope string) matrix.Cell {
+		return matrix.Cell{Model: model, Family: "audio", Target: target, Status: result.StatusPass,
+			Metrics: &result.Metrics{P50MS: 1, PeakRSSBytes: peak << 20, ModelPeakBytes: modelPeak << 20, ModelPeakScope: scope}}
+	}
+	m := matrix.Matrix{Models: []string{"vad"}, Targets: []string{"cpu", "wasm"}, Cells: []matrix.Cell{
+		cell("vad", "cpu", 300, 209, "peak less the base"), cell("vad", "wasm", 500, 0, "not measured for browser targets"),
+	}}
+	r := analysis.Analyze(m, []matrix.Matrix{m}, analysis.Options{})
+	var b bytes.Buffer
+	if err := htmlreport.Render(&b, htmlreport.Input{Current: m, Report: r}); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{"<th>model peak, mean</th>", "<td>209.0</td>", "vad 300.0 <small>(model 209.0)</small>"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+
+	dir := t.TempDir()
+	file := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb := openTab(t)
+	tb.load(t, file)
+	for target, want := range map[string]string{"cpu": "model peak\n209.0 MiB (peak less the base)", "wasm": "model peak\nnot measured for browser targets"} {
+		detail, err := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`(() => {
+  const col = [...document.querySelectorAll("#heat thead th")].findIndex(th => th.textContent === "`+target+`");
+  const td = document.querySelector("#heat tbody tr").children[col];
+  td.click();
+  const d = document.getElementById("detail");
+  const text = d.hidden ? "" : d.innerText;
+  document.dispatchEvent(new KeyboardEvent("keydown", {key: "Escape"}));
+  return text;
+})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(detail, want) {
+			t.Errorf("%s: the details lack %q:\n%s", target, want, detail)
+		}
+	}
 	tb.check(t)
 }

@@ -272,6 +272,8 @@ type cellJSON struct {
 	Thr      float64 `json:"thr,omitempty"`
 	RSS      int64   `json:"rss,omitempty"`
 	Scope    int     `json:"scope,omitempty"`
+	MP       int64   `json:"mp,omitempty"`  // model-attributable peak
+	MPScope  int     `json:"mps,omitempty"` // what it counts, or why it is absent
 	Place    int     `json:"pl,omitempty"`
 	Run      int     `json:"run,omitempty"`
 	At       string  `json:"at,omitempty"`
@@ -340,6 +342,7 @@ func heat(m matrix.Matrix, r analysis.Report, chartIDs map[string]string) (heatm
 			if mt := c.Metrics; mt != nil {
 				j.Load, j.P50, j.P90, j.P99, j.Thr, j.RSS = round(mt.LoadMS), round(mt.P50MS), round(mt.P90MS), round(mt.P99MS), round(mt.ThroughputPerS), mt.PeakRSSBytes
 				j.Scope = strs.id(mt.PeakRSSScope)
+				j.MP, j.MPScope = mt.ModelPeakBytes, strs.id(mt.ModelPeakScope)
 				if c.Status.Agreed() {
 					text = result.FormatMS(mt.P50MS)
 				}

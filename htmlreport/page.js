@@ -54,6 +54,7 @@
       add(dl, "load", c.load ? num(c.load) + " ms (session creation)" : "");
     }
     add(dl, "peak memory", c.rss ? mib(c.rss) + (c.scope ? " (" + str(c.scope) + ")" : "") : "");
+    add(dl, "model peak", c.mp ? mib(c.mp) + (c.mps ? " (" + str(c.mps) + ")" : "") : str(c.mps));
     add(dl, "placement", str(c.pl));
     add(dl, "run", str(c.run) + (c.at ? " (" + c.at + ")" : ""));
     if (c.pv) {

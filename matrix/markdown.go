@@ -73,7 +73,7 @@ func (m Matrix) Markdown() []byte {
 
 	if len(models) > 0 {
 		p("\n## Overview\n\n")
-		p("Each cell: status · p50 latency · peak RSS. %s: not run. Peak RSS is the suite process's for native targets (ONNX Runtime runs in it) and the proportional set size of Chromium's processes after the runs for browser targets.\n\n", notRun)
+		p("Each cell: status · p50 latency · peak RSS. %s: not run. Peak RSS is the suite process's for native targets (ONNX Runtime runs in it) and the proportional set size of Chromium's processes after the runs for browser targets. In each model's table, model peak is what the target's session added at the highest: the peak less the suite process's resident size just before the session was created (native targets; Chromium keeps no peak to subtract from).\n\n", notRun)
 		row := []string{"model"}
 		row = append(row, targets...)
 		tableRow(&b, row)
@@ -110,7 +110,7 @@ func (m Matrix) Markdown() []byte {
 		if fx := m.fixture(model); fx != "" {
 			p("> **⚠ fixture: %s.** A stand-in model ran here instead of %s: its outputs test the pipeline, but its latency and memory say nothing about the real model.\n\n", fx, model)
 		}
-		header := []string{"target", "status", "load ms", "first run ms", "p50 ms", "p90 ms", "p99 ms", "throughput/s", "peak RSS MiB", "reason"}
+		header := []string{"target", "status", "load ms", "first run ms", "p50 ms", "p90 ms", "p99 ms", "throughput/s", "peak RSS MiB", "model peak MiB", "reason"}
 		if len(runs) > 0 {
 			header = append(header, "run")
 		}
@@ -123,9 +123,9 @@ func (m Matrix) Markdown() []byte {
 			}
 			row := []string{target, statusText(c)}
 			if mt := c.Metrics; mt != nil {
-				row = append(row, num(mt.LoadMS), num(mt.FirstRunMS), p50Text(mt), num(mt.P90MS), num(mt.P99MS), num(mt.ThroughputPerS), mib(mt.PeakRSSBytes))
+				row = append(row, num(mt.LoadMS), num(mt.FirstRunMS), p50Text(mt), num(mt.P90MS), num(mt.P99MS), num(mt.ThroughputPerS), mib(mt.PeakRSSBytes), mib(mt.ModelPeakBytes))
 			} else {
-				row = append(row, "", "", "", "", "", "", "")
+				row = append(row, "", "", "", "", "", "", "", "")
 			}
 			row = append(row, reasonText(c))
 			if len(runs) > 0 {

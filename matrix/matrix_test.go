@@ -45,7 +45,7 @@ func metrics(p50 float64) *result.Metrics {
 	return &result.Metrics{LoadMS: 135.9, FirstRunMS: 0.462, Runs: 500, WarmupRuns: 10,
 		MinMS: p50 * 0.8, P50MS: p50, P90MS: p50 * 1.5, P95MS: p50 * 1.7, P99MS: p50 * 3, MaxMS: p50 * 10,
 		MeanMS: p50 * 1.2, ThroughputPerS: 1000 / (p50 * 1.2), Batch: 1,
-		PeakRSSBytes: 130 << 20, BaseRSSBytes: 77 << 20}
+		PeakRSSBytes: 130 << 20, BaseRSSBytes: 77 << 20, ModelPeakBytes: 53 << 20}
 }
 
 // spec builds the report of one It of a generated suite's cell.
@@ -424,7 +424,7 @@ func TestMarkdownEscapesReasons(t *testing.T) {
 		t.Errorf("markdown lacks %q:\n%s", want, md)
 	}
 	for _, line := range strings.Split(md, "\n") {
-		if strings.HasPrefix(line, "| cpu |") && strings.Count(strings.ReplaceAll(line, `\|`, ""), "|") != 11 {
+		if strings.HasPrefix(line, "| cpu |") && strings.Count(strings.ReplaceAll(line, `\|`, ""), "|") != 12 {
 			t.Errorf("row has a broken column count: %s", line)
 		}
 	}

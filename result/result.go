@@ -121,6 +121,13 @@ type Metrics struct {
 	// for browser targets, Chromium's processes' PSS after the runs (shared pages
 	// counted once in all, not once per process; the kernel keeps no peak of it).
 	PeakRSSScope string `json:"peak_rss_scope,omitempty"`
+	// ModelPeakBytes is the model-attributable peak: PeakRSSBytes − BaseRSSBytes,
+	// what creating and running the target's session added to the process at its
+	// highest (weights, ONNX Runtime's copies of them, activations, arena). Zero
+	// when not measured; ModelPeakScope then says why (browser targets: Chromium's
+	// PSS has no peak and no baseline to subtract).
+	ModelPeakBytes int64  `json:"model_peak_bytes,omitempty"`
+	ModelPeakScope string `json:"model_peak_scope,omitempty"`
 }
 
 // Detected is what detection said about one target at the start of a run.

@@ -33,7 +33,7 @@ type Cell struct {
 	run       *Run
 	load      time.Duration
 	first     time.Duration
-	rssBase   int64
+	mem       peakWindow // where the memory figures start
 	opened    bool
 
 	// What the cell announces to `hwtest run`'s progress display (progress.go).
@@ -83,8 +83,7 @@ func (c *Cell) Open() {
 	}
 	// The high-water mark is reset after the reference exists, so peak memory is this
 	// target's session, not the reference's.
-	_ = ResetPeakRSS()
-	c.rssBase, _ = CurrentRSS()
+	c.mem = openPeakWindow()
 	start := time.Now()
 	s, err := c.openBackend(rm.Path, ref.Inputs)
 	c.load = time.Since(start)
@@ -151,7 +150,8 @@ func (c *Cell) openBackend(path string, inputs []Tensor) (Backend, error) {
 	}
 	pl.EP = c.Target.EP()
 	c.placement = &pl
-	_ = ResetPeakRSS()
+	// Again, after the placement profile's session: its leftovers are not this one's.
+	c.mem = openPeakWindow()
 	return OpenSession(path, c.Target, false)
 }
 
@@ -198,12 +198,9 @@ func (c *Cell) Measure() {
 		m.ThroughputPerS = float64(m.Batch) / (m.MeanMS / 1000)
 	}
 	if bs, ok := c.session.(*browserSession); ok { // the model lives in Chromium
-		m.PeakRSSBytes = bs.memory()
-		m.PeakRSSScope = "Chromium's processes: their proportional set size (PSS) after the measured runs"
+		browserMemory(&m, bs.memory())
 	} else {
-		m.PeakRSSBytes, _ = PeakRSS()
-		m.BaseRSSBytes = c.rssBase
-		m.PeakRSSScope = "hwtest suite process (ONNX Runtime in process)"
+		c.mem.native(&m)
 	}
 	c.record(result.CheckMeasure, c.passStatus(), c.passReason(), func(r *result.CellReport) {
 		r.Metrics, r.SamplesMS = &m, SamplesMS(samples)

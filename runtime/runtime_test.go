@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/hwtest/hwtest/internal/testenv"
 	"github.com/hwtest/hwtest/layout"
+	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/zoo"
 )
 
@@ -278,6 +280,87 @@ func TestPeakRSS(t *testing.T) {
 		t.Errorf("peak RSS grew by %d bytes after touching 64 MiB", after-before)
 	}
 	_ = big[len(big)-1]
+}
+
+// A peak window starts at the current RSS even after a higher earlier peak, and
+// its model-attributable peak is what was touched after it: peak − base, computed
+// in native alone. A browser cell has none, and says why.
+func TestPeakWindow(t *testing.T) {
+	testenv.Need(t, "a writable /proc/self/clear_refs (peak memory is measured with it)", ResetPeakRSS())
+	earlier := make([]byte, 256<<20)
+	for i := range earlier {
+		earlier[i] = 1
+	}
+	earlier = nil
+	// Collected but kept by Go's heap, as a closed session's memory is by malloc:
+	// the window gives it back, so the base does not count it and what is
+	// touched next is seen growing the RSS instead of silently reusing it.
+	goruntime.GC()
+	w := openPeakWindow()
+	if w.err != nil {
+		t.Fatalf("the window did not open: %v", w.err)
+	}
+	var idle result.Metrics
+	w.native(&idle)
+	if idle.ModelPeakBytes < 0 || idle.ModelPeakBytes > 16<<20 || idle.ModelPeakBytes != idle.PeakRSSBytes-idle.BaseRSSBytes {
+		t.Errorf("nothing touched after the window: model peak %d (process peak %d, base %d), want 0–16 MiB: the earlier 256 MiB is not the window's",
+			idle.ModelPeakBytes, idle.PeakRSSBytes, idle.BaseRSSBytes)
+	}
+	big := make([]byte, 64<<20)
+	for i := range big {
+		big[i] = 1
+	}
+	var m result.Metrics
+	w.native(&m)
+	if m.ModelPeakBytes < 60<<20 || m.ModelPeakBytes > 100<<20 || m.ModelPeakScope != nativeModelScope {
+		t.Errorf("64 MiB touched after the window: model peak %d (%q)", m.ModelPeakBytes, m.ModelPeakScope)
+	}
+	_ = big[len(big)-1]
+
+	var b result.Metrics
+	browserMemory(&b, 500<<20)
+	if b.PeakRSSBytes != 500<<20 || b.ModelPeakBytes != 0 || !strings.Contains(b.ModelPeakScope, "not measured") {
+		t.Errorf("browser: %+v", b)
+	}
+	// A window that could not reset gives no model peak and says why.
+	var broken result.Metrics
+	peakWindow{base: 1, err: errors.New("clear_refs: permission denied")}.native(&broken)
+	if broken.ModelPeakBytes != 0 || !strings.Contains(broken.ModelPeakScope, "permission denied") || !strings.Contains(broken.PeakRSSScope, "whole life") {
+		t.Errorf("no reset: %+v", broken)
+	}
+}
+
+// A model file's inputs and outputs are read once per file, and again when the
+// file changes.
+func TestModelIOCache(t *testing.T) {
+	requireORT(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.onnx")
+	for _, name := range []string{"tiny-gpt2", "tiny-bert"} {
+		b, _, err := zoo.Build(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a, err := modelIOOf(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, _ := modelIOOf(path)
+		if &a.inputs[0] != &again.inputs[0] {
+			t.Errorf("%s: read twice", name)
+		}
+		var names []string
+		for _, in := range a.inputs {
+			names = append(names, in.Name)
+		}
+		want := map[string]string{"tiny-gpt2": "input_ids", "tiny-bert": "input_ids attention_mask"}[name]
+		if strings.Join(names, " ") != want {
+			t.Errorf("%s: inputs %v, want %s: the file changed and the cache did not see it", name, names, want)
+		}
+	}
 }
 
 // writeZoo builds a zoo model into a temp dir.

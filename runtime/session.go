@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -177,9 +178,9 @@ func OpenSession(path string, t Target, strict bool) (*Session, error) {
 // openSession optionally profiles the session: ONNX Runtime writes
 // <profilePrefix>_<time>.json when the session is destroyed.
 func openSession(path string, t Target, strict, reference bool, profilePrefix string) (*Session, error) {
-	inputs, outputs, err := ort.GetInputOutputInfo(path)
+	io, err := modelIOOf(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+		return nil, err
 	}
 	opts, err := newSessionOptions(t, strict, reference)
 	if err != nil {
@@ -198,19 +199,54 @@ func openSession(path string, t Target, strict, reference bool, profilePrefix st
 		}
 		return out
 	}
-	specs, err := inputSpecs(path, inputs)
-	if err != nil {
-		return nil, err
+	inputs := make([]ort.InputOutputInfo, len(io.inputs))
+	for i, in := range io.inputs {
+		inputs[i] = in.InputOutputInfo
 	}
 	timeout, err := RunTimeout()
 	if err != nil {
 		return nil, err
 	}
-	s, err := ort.NewDynamicAdvancedSession(path, names(inputs), names(outputs), opts)
+	s, err := ort.NewDynamicAdvancedSession(path, names(inputs), names(io.outputs), opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Session{session: s, inputs: specs, outputs: outputs, timeout: timeout}, nil
+	return &Session{session: s, inputs: io.inputs, outputs: io.outputs, timeout: timeout}, nil
+}
+
+// modelIO is a model file's inputs and outputs as ONNX Runtime names them.
+type modelIO struct {
+	inputs  []InputSpec
+	outputs []ort.InputOutputInfo
+}
+
+// modelIOs caches modelIO per file (path, size, modification time). Reading it
+// costs a throwaway ONNX Runtime session and a Go parse of the whole file: once
+// per file, at the CPU reference, not again inside the target's session
+// creation, where it would be counted in the load time and the memory peak (with
+// 100 MiB of weights, another full copy of them).
+var modelIOs sync.Map
+
+func modelIOOf(path string) (modelIO, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return modelIO{}, fmt.Errorf("reading %s: %w", path, err)
+	}
+	key := fmt.Sprintf("%s\x00%d\x00%d", path, fi.Size(), fi.ModTime().UnixNano())
+	if v, ok := modelIOs.Load(key); ok {
+		return v.(modelIO), nil
+	}
+	inputs, outputs, err := ort.GetInputOutputInfo(path)
+	if err != nil {
+		return modelIO{}, fmt.Errorf("reading %s: %w", path, err)
+	}
+	specs, err := inputSpecs(path, inputs)
+	if err != nil {
+		return modelIO{}, err
+	}
+	io := modelIO{inputs: specs, outputs: outputs}
+	modelIOs.Store(key, io)
+	return io, nil
 }
 
 // Inputs is the model's input metadata.

@@ -18,6 +18,7 @@ func init() {
 		desc:         "GPT-2-style decoder: token+position embeddings, 2 pre-norm causal self-attention blocks, GELU MLP, final norm, LM head tied to the token embeddings",
 		perturbation: "the causal mask is dropped, so earlier positions see later tokens",
 		max:          map[string]int64{"input_ids": gpt2Vocab},
+		scalable:     true,
 		build:        buildGPT2,
 	})
 }
@@ -25,9 +26,10 @@ func init() {
 func buildGPT2(g *onnx.Graph, o Options) {
 	n := nn{g}
 	ids := g.Input("input_ids", onnx.Int64, "batch", "seq")
-	emb, table := n.embed("wte", ids, gpt2Vocab, gpt2Cfg.d)
-	x := n.add(emb, n.positions("wpe", ids, gpt2MaxLen, gpt2Cfg.d))
-	g.Node("Identity", []string{n.decoder("transformer", x, table, gpt2Cfg, o.Perturb, false, nil)}, []string{"logits"})
+	c := gpt2Cfg.scaled(o.Scale)
+	emb, table := n.embed("wte", ids, gpt2Vocab, c.d)
+	x := n.add(emb, n.positions("wpe", ids, gpt2MaxLen, c.d))
+	g.Node("Identity", []string{n.decoder("transformer", x, table, c, o.Perturb, false, nil)}, []string{"logits"})
 	g.Output("logits", onnx.Float32, "batch", "seq", gpt2Vocab)
 }
 

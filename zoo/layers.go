@@ -30,6 +30,15 @@ type cfg struct {
 	rms                  bool   // RMSNorm (T5, Mixtral) instead of LayerNorm
 }
 
+// scaled is c at s times its width: d and ff multiplied, heads and layers kept
+// (Options.Scale). s ≤ 1 is c itself.
+func (c cfg) scaled(s int64) cfg {
+	if s > 1 {
+		c.d, c.ff = c.d*s, c.ff*s
+	}
+	return c
+}
+
 // nn wraps a graph with the layer helpers.
 type nn struct{ *onnx.Graph }
 

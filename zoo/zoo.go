@@ -31,7 +31,10 @@ type Info struct {
 	Description  string
 	// Perturbation says what Options.Perturb breaks in this model, so that
 	// the family's invariant can be seen to fail; empty if not supported.
-	Perturbation     string
+	Perturbation string
+	// Scale is the width multiplier the model was built at (Options.Scale);
+	// 1 for the registered toy size.
+	Scale            int64
 	Params           int64 // floating-point weights
 	InitializerBytes int64
 	Opset            int64
@@ -54,12 +57,21 @@ type Options struct {
 	// Perturb builds a deliberately broken variant (see Info.Perturbation),
 	// for tests that must see an invariant fail.
 	Perturb bool
+	// Scale multiplies the hidden width and feed-forward size (heads and layers
+	// unchanged), so that a model with the real architecture's graph carries
+	// real-sized weights: what a memory measurement needs to be checked
+	// against. 0 and 1 build the registered toy size. Only models whose entry
+	// is scalable take it; the graph's name and doc string say the scale, so a
+	// scaled file is never mistaken for the registered one. Scaled models are
+	// built at test time, never written by BuildAll.
+	Scale int64
 }
 
 // model is one registry entry.
 type model struct {
 	arch, family, desc, perturbation string
 	max                              map[string]int64 // Port.Max per input name
+	scalable                         bool             // its build honours Options.Scale
 	build                            func(g *onnx.Graph, o Options)
 }
 
@@ -94,16 +106,26 @@ func BuildWith(name string, o Options) ([]byte, Info, error) {
 	if o.Perturb && m.perturbation == "" {
 		return nil, Info{}, fmt.Errorf("zoo: model %q has no perturbed variant", name)
 	}
-	g := onnx.NewGraph(name).Seed(seed(name))
+	if o.Scale < 0 || o.Scale > 1 && !m.scalable {
+		return nil, Info{}, fmt.Errorf("zoo: model %q cannot be built at scale %d", name, o.Scale)
+	}
+	o.Scale = max(o.Scale, 1)
+	graphName, desc := name, m.desc
+	if o.Scale > 1 {
+		graphName = fmt.Sprintf("%s-x%d", name, o.Scale)
+		desc = fmt.Sprintf("%s; built at %d× the registered width (Options.Scale) so that its weights are real-sized", desc, o.Scale)
+	}
+	g := onnx.NewGraph(graphName).Seed(seed(name))
 	m.build(g, o)
 	mod := g.Model()
-	mod.Doc = m.desc
+	mod.Doc = desc
 	info := Info{
 		Name:             name,
 		Architecture:     m.arch,
 		Family:           m.family,
-		Description:      m.desc,
+		Description:      desc,
 		Perturbation:     m.perturbation,
+		Scale:            o.Scale,
 		Params:           mod.Params(),
 		InitializerBytes: mod.InitializerBytes(),
 		Opset:            onnx.DefaultOpset,

@@ -297,3 +297,29 @@ func TestMixtralRouting(t *testing.T) {
 		}
 	}
 }
+
+// Options.Scale widens a scalable model: its weights grow with the width (the
+// embeddings linearly, the layers' matrices as its square), its name and doc string say the scale, it
+// runs with the same outputs, and a model that is not scalable refuses it.
+func TestScale(t *testing.T) {
+	_, small := build(t, "tiny-gpt2", zoo.Options{})
+	data, big := build(t, "tiny-gpt2", zoo.Options{Scale: 4})
+	if big.Scale != 4 || small.Scale != 1 {
+		t.Errorf("Scale %d and %d, want 4 and 1", big.Scale, small.Scale)
+	}
+	if big.Params < 6*small.Params {
+		t.Errorf("at 4× the width: %d params, the registered size has %d", big.Params, small.Params)
+	}
+	if !bytes.Contains(data, []byte("tiny-gpt2-x4")) || !bytes.Contains(data, []byte("built at 4×")) {
+		t.Error("the scaled file does not say its scale")
+	}
+	if fmt.Sprint(big.Inputs, big.Outputs) != fmt.Sprint(small.Inputs, small.Outputs) {
+		t.Errorf("scaled I/O %v %v, want %v %v", big.Inputs, big.Outputs, small.Inputs, small.Outputs)
+	}
+	if _, _, err := zoo.BuildWith("tiny-bert", zoo.Options{Scale: 2}); err == nil {
+		t.Error("tiny-bert took a scale")
+	}
+	onnxtest.Require(t)
+	out := onnxtest.Run(t, data, map[string]onnxtest.Tensor{"input_ids": onnxtest.I([]int64{1, 2, 3}, 1, 3)})
+	onnxtest.CheckFloat(t, "logits", out["logits"], 1, 3, 1000)
+}

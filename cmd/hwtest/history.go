@@ -21,6 +21,7 @@ import (
 
 	"github.com/hwtest/hwtest/history"
 	"github.com/hwtest/hwtest/matrix"
+	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/runner"
 )
 
@@ -141,18 +142,21 @@ func historyRun(ctx context.Context, opts *HistoryOptions) error {
 		return writeJSON(opts.Stdout, cells)
 	}
 	w := tabwriter.NewWriter(opts.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "run\tfinished (UTC)\ttarget\tstatus\tp50 ms\tp99 ms\tpeak RSS MiB\tONNX Runtime\tdevice")
+	fmt.Fprintln(w, "run\tfinished (UTC)\ttarget\tstatus\tp50 ms\tp99 ms\tpeak RSS MiB\tmodel peak MiB\tONNX Runtime\tdevice")
 	for _, c := range cells {
-		p50, p99, rss := "", "", ""
+		p50, p99, rss, model := "", "", "", ""
 		if m := c.Metrics; m != nil {
 			p50, p99 = strconv.FormatFloat(m.P50MS, 'g', 4, 64), strconv.FormatFloat(m.P99MS, 'g', 4, 64)
-			rss = strconv.FormatFloat(float64(m.PeakRSSBytes)/(1<<20), 'f', 1, 64)
+			rss = result.FormatMiB(m.PeakRSSBytes)
+			if m.ModelPeakBytes > 0 {
+				model = result.FormatMiB(m.ModelPeakBytes)
+			}
 		}
 		ort, device := "", ""
 		if p := c.Provenance; p != nil {
 			ort, device = p.ORTVersion, p.Device
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.RunID, c.RunTime.UTC().Format("2006-01-02 15:04:05"), c.Target, c.Status, p50, p99, rss, ort, device)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.RunID, c.RunTime.UTC().Format("2006-01-02 15:04:05"), c.Target, c.Status, p50, p99, rss, model, ort, device)
 	}
 	return w.Flush()
 }
