@@ -187,6 +187,18 @@ func (s *Session) call(name, argsJSON string, out any) error {
 	return callPage(s.ctx, s.timeout, name, argsJSON, out)
 }
 
+// Eval evaluates a JavaScript expression in the session's page (a promise is
+// awaited) and decodes its value into out. The page's session is hw.session.
+// It is for tests and benchmarks that set hwtest's own calls against plain
+// onnxruntime-web code in the same page.
+func (s *Session) Eval(expr string, out any) error {
+	v, err := evalJS[json.RawMessage](s.ctx, s.timeout, expr)
+	if err != nil || out == nil {
+		return err
+	}
+	return json.Unmarshal(v, out)
+}
+
 func callPage(ctx context.Context, timeout time.Duration, name, argsJSON string, out any) error {
 	if argsJSON == "" {
 		argsJSON = "[]"
