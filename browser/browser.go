@@ -325,6 +325,9 @@ func evalJS[T any](ctx context.Context, timeout time.Duration, expr string) (T, 
 		return v, &CrashError{Err: err}
 	default:
 	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return v, fmt.Errorf("%w (%v): %v", ErrTimedOut, timeout, err)
+	}
 	var exc *chromedp.ExceptionError
 	if errors.As(err, &exc) && exc.ExceptionDetails != nil {
 		d := exc.ExceptionDetails

@@ -16,6 +16,9 @@ var (
 	// ErrCrashed: the page's renderer or the browser process died
 	// (*CrashError).
 	ErrCrashed = errors.New("chromium crashed")
+	// ErrTimedOut: the page did not answer a call within its timeout (a run
+	// that hangs).
+	ErrTimedOut = errors.New("no answer from the page in time")
 	// ErrUnavailable: a browser target cannot run here (*UnavailableError);
 	// one of the three below says why, when it is one of them.
 	ErrUnavailable = errors.New("browser target unavailable")

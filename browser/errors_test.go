@@ -49,7 +49,7 @@ func TestCrashIsTyped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.timeout = 30 * time.Second
+	s.Timeout = 30 * time.Second
 	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
 	_, _ = chromedp.Call(ctx, page.Crash, cdp.Empty{}) // the renderer dies: no answer comes
 	cancel()

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -48,11 +49,14 @@ type Session struct {
 	CrossOrigin      bool          // the page was cross-origin isolated
 	NumThreads       int           // ort.env.wasm.numThreads
 	UserAgent        string
+	// Timeout bounds each call into the page: one run, or what a Measure
+	// call takes beyond its budget (one run that hangs). Open sets it to the
+	// config's; a caller may change it between calls.
+	Timeout time.Duration
 
-	b       *Browser
-	ctx     context.Context
-	cancel  context.CancelFunc
-	timeout time.Duration
+	b      *Browser
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu          sync.Mutex
 	log         []string
@@ -131,7 +135,7 @@ func (b *Browser) Open(modelPath, provider, bundle string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{Provider: provider, Bundle: bundle, b: b, ctx: ctx, cancel: cancel, timeout: b.cfg.Timeout}
+	s := &Session{Provider: provider, Bundle: bundle, b: b, ctx: ctx, cancel: cancel, Timeout: b.cfg.Timeout}
 	console := chromedp.Console(ctx) // subscribes now, before the page loads
 	s.initialized = make(chan struct{}, 1)
 	go func() {
@@ -184,7 +188,19 @@ func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millise
 // call evaluates hw.NAME(ARGS...) in the page and decodes its ok value into
 // out, or returns its err verbatim.
 func (s *Session) call(name, argsJSON string, out any) error {
-	return callPage(s.ctx, s.timeout, name, argsJSON, out)
+	return callPage(s.ctx, s.Timeout, name, argsJSON, out)
+}
+
+// Eval evaluates a JavaScript expression in the session's page (a promise is
+// awaited) and decodes its value into out. The page's session is hw.session.
+// It is for tests and benchmarks that set hwtest's own calls against plain
+// onnxruntime-web code in the same page.
+func (s *Session) Eval(expr string, out any) error {
+	v, err := evalJS[json.RawMessage](s.ctx, s.Timeout, expr)
+	if err != nil || out == nil {
+		return err
+	}
+	return json.Unmarshal(v, out)
 }
 
 func callPage(ctx context.Context, timeout time.Duration, name, argsJSON string, out any) error {
@@ -384,15 +400,7 @@ func decode(w wireTensor) (Tensor, error) {
 // Run runs the session once and returns every output (in OutputNames order)
 // and the in-page time of session.run.
 func (s *Session) Run(inputs []Tensor) ([]Tensor, time.Duration, error) {
-	wire := make([]wireTensor, len(inputs))
-	for i, t := range inputs {
-		w, err := encode(t)
-		if err != nil {
-			return nil, 0, err
-		}
-		wire[i] = w
-	}
-	args, err := json.Marshal([]any{wire})
+	args, err := inputArgs(inputs)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -400,7 +408,7 @@ func (s *Session) Run(inputs []Tensor) ([]Tensor, time.Duration, error) {
 		Ms      float64      `json:"ms"`
 		Outputs []wireTensor `json:"outputs"`
 	}
-	if err := s.call("run", string(args), &res); err != nil {
+	if err := s.call("run", args, &res); err != nil {
 		return nil, 0, err
 	}
 	outs := make([]Tensor, len(res.Outputs))
@@ -412,6 +420,50 @@ func (s *Session) Run(inputs []Tensor) ([]Tensor, time.Duration, error) {
 		outs[i] = t
 	}
 	return outs, ms(res.Ms), nil
+}
+
+// Bind sends inputs to the page once, as the feeds of Measure.
+func (s *Session) Bind(inputs []Tensor) error {
+	args, err := inputArgs(inputs)
+	if err != nil {
+		return err
+	}
+	return s.call("bind", args, nil)
+}
+
+// inputArgs is the JSON argument list [inputs] of hw.run and hw.bind.
+func inputArgs(inputs []Tensor) (string, error) {
+	wire := make([]wireTensor, len(inputs))
+	for i, t := range inputs {
+		w, err := encode(t)
+		if err != nil {
+			return "", err
+		}
+		wire[i] = w
+	}
+	args, err := json.Marshal([]any{wire})
+	return string(args), err
+}
+
+// Measure runs the bound inputs back to back in the page, each run timed
+// there (performance.now around session.run), until maxRuns runs or budget
+// has passed (one run at least), and returns their times in order. It is the
+// loop a user would write: nothing crosses to Go between runs. The call is
+// bounded by budget plus Timeout, so a hung run ends it with ErrTimedOut.
+func (s *Session) Measure(maxRuns int, budget time.Duration) ([]time.Duration, error) {
+	args, _ := json.Marshal([]any{maxRuns, float64(budget) / float64(time.Millisecond)})
+	var msList []float64
+	if err := callPage(s.ctx, budget+s.Timeout, "measure", string(args), &msList); err != nil {
+		return nil, err
+	}
+	if len(msList) == 0 {
+		return nil, errors.New("the page timed no run")
+	}
+	out := make([]time.Duration, len(msList))
+	for i, v := range msList {
+		out[i] = ms(v)
+	}
+	return out, nil
 }
 
 // Close releases the session and closes its tab.
