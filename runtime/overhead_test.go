@@ -141,7 +141,7 @@ func runOverheadSuite(b *testing.B) (map[string]*overheadRuns, error) {
 						r := measureReport(ginkgo.CurrentSpecReport())
 						runs.hwtest = append(runs.hwtest, r.SamplesMS...)
 						runs.warmups = append(runs.warmups, r.Metrics.WarmupRuns)
-						ms, err := bareLoop(cell, len(r.SamplesMS))
+						ms, err := bareNativeLoop(cell, len(r.SamplesMS))
 						if err != nil {
 							ginkgo.Fail(err.Error())
 						}
@@ -195,11 +195,11 @@ func measureReport(sr ginkgo.SpecReport) result.CellReport {
 	return result.CellReport{}
 }
 
-// bareLoop is what a user would write to time a model with onnxruntime_go: a new
+// bareNativeLoop is what a user would write to time a model with onnxruntime_go: a new
 // session with the cell's options, inputs converted once, session.Run timed,
 // outputs released, after 50 warm-up runs. Its session exists while the cell's
 // does, as the cell's CPU reference session does while it measures.
-func bareLoop(c *Cell, runs int) ([]float64, error) {
+func bareNativeLoop(c *Cell, runs int) ([]float64, error) {
 	s, err := OpenSession(c.model.Path, c.Target, true)
 	if err != nil {
 		return nil, err
