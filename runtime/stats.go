@@ -138,19 +138,7 @@ func LatencyStats(samples []time.Duration) (m result.Metrics) {
 		m.Unstable = fmt.Sprintf("the medians of its %d blocks of timed runs vary by %.1f%% (CoV; over %.0f%%): something else ran on the machine, or the device's clock changed", len(m.BlockP50MS), 100*m.BlockCoV, 100*UnstableBlockCoV)
 	}
 	slices.Sort(ms)
-	var sum float64
-	for _, x := range ms {
-		sum += x
-	}
-	mean := sum / float64(len(ms))
-	var sq float64
-	for _, x := range ms {
-		sq += (x - mean) * (x - mean)
-	}
-	stdev := 0.0
-	if len(ms) > 1 {
-		stdev = math.Sqrt(sq / float64(len(ms)-1))
-	}
+	mean, stdev := meanStdev(ms)
 	m.Runs = len(ms)
 	m.MinMS, m.MaxMS = ms[0], ms[len(ms)-1]
 	m.P50MS, m.P90MS = percentile(ms, 50), percentile(ms, 90)
@@ -163,28 +151,38 @@ func LatencyStats(samples []time.Duration) (m result.Metrics) {
 }
 
 // UnstableBlockCoV: a cell whose block medians vary more than this is flagged
-// unstable. Blocks of one cell agreed within 2% in recorded runs on this 2-core
-// machine (see TestUnstableThreshold); 5% is well outside that.
+// unstable. In recorded runs on this 2-core machine, cpu cells' block medians had
+// a median CoV of 2.6% (the p90, 12%, were runs with other work on the machine):
+// 5% separates a steady cell from one something else disturbed.
 const UnstableBlockCoV = 0.05
 
 // cov is the sample coefficient of variation: stdev / mean; 0 below two values.
 func cov(xs []float64) float64 {
-	if len(xs) < 2 {
+	mean, stdev := meanStdev(xs)
+	if mean == 0 {
 		return 0
+	}
+	return stdev / mean
+}
+
+// meanStdev is the mean and the sample standard deviation (0 below two values).
+func meanStdev(xs []float64) (mean, stdev float64) {
+	if len(xs) == 0 {
+		return 0, 0
 	}
 	var sum float64
 	for _, x := range xs {
 		sum += x
 	}
-	mean := sum / float64(len(xs))
+	mean = sum / float64(len(xs))
+	if len(xs) < 2 {
+		return mean, 0
+	}
 	var sq float64
 	for _, x := range xs {
 		sq += (x - mean) * (x - mean)
 	}
-	if mean == 0 {
-		return 0
-	}
-	return math.Sqrt(sq/float64(len(xs)-1)) / mean
+	return mean, math.Sqrt(sq / float64(len(xs)-1))
 }
 
 // percentile interpolates linearly between closest ranks of sorted values.
