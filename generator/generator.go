@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/dave/jennifer/jen"
@@ -53,12 +55,18 @@ func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 	}
 	vars := targetVars(c.Targets)
 	f, err := targetsFile(c.Targets, vars)
+	var data []byte
 	if err == nil {
-		err = renderTo(files, path.Join(TargetsDir, "targets.go"), f)
+		data, err = render(f)
 	}
 	if err != nil {
 		return nil, err
 	}
+	files[path.Join(TargetsDir, "targets.go")] = data
+	// Every other file is built and rendered on its own, in parallel: rendering
+	// runs gofmt, most of a generate's time (1,000 models: 1.0–1.3 s on one core).
+	// Names and the order of errors are fixed here, in catalog order.
+	var jobs []renderJob
 	for _, family := range catalog.Families { // fixed order: never range over the map
 		models := byFamily[family]
 		if len(models) == 0 {
@@ -68,25 +76,61 @@ func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 		pkg := PackageName(family)
 		// Taken first, so a model id cannot claim these names.
 		names := map[string]string{pkg + "_suite_test.go": "\x00suite"}
-		if err := renderTo(files, path.Join(dir, pkg+"_suite_test.go"), suiteFile(dir, pkg, family)); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", family, err))
-			continue
-		}
+		jobs = append(jobs, renderJob{path: path.Join(dir, pkg+"_suite_test.go"), errPrefix: family + ": ",
+			build: func() (*jen.File, error) { return suiteFile(dir, pkg, family), nil }})
 		for _, m := range models {
-			name := FileName(m.ID, names)
-			f, err := modelFile(dir, pkg, m, c.Targets, vars)
-			if err == nil {
-				err = renderTo(files, path.Join(dir, name), f)
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("model %q: %w", m.ID, err))
-			}
+			jobs = append(jobs, renderJob{path: path.Join(dir, FileName(m.ID, names)), errPrefix: fmt.Sprintf("model %q: ", m.ID),
+				build: func() (*jen.File, error) { return modelFile(dir, pkg, m, c.Targets, vars) }})
+		}
+	}
+	for i, r := range renderAll(jobs) {
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("%s%w", jobs[i].errPrefix, r.err))
+		} else {
+			files[jobs[i].path] = r.data
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return files, nil
+}
+
+// renderJob is one generated file: where it goes and how to build it.
+type renderJob struct {
+	path      string
+	errPrefix string // names the model or family in an error
+	build     func() (*jen.File, error)
+}
+
+type rendered struct {
+	data []byte
+	err  error
+}
+
+// renderAll builds and renders every job on as many goroutines as there are CPUs;
+// out[i] is jobs[i]'s, so the result does not depend on the schedule.
+func renderAll(jobs []renderJob) []rendered {
+	out := make([]rendered, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				f, err := jobs[i].build()
+				if err == nil {
+					out[i].data, err = render(f)
+				}
+				out[i].err = err
+			}
+		})
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
 }
 
 // TargetsDir is the package holding hardware.yaml's targets, once for every suite.
@@ -268,16 +312,14 @@ func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target, vars 
 	return f, nil
 }
 
-// renderTo renders a file into files. jennifer runs go/format itself and fails on
-// invalid Go, so an error here means a template produced broken code, and nothing
-// is written.
-func renderTo(files map[string][]byte, path string, f *jen.File) error {
+// render renders a file. jennifer runs go/format itself and fails on invalid Go,
+// so an error here means a template produced broken code, and nothing is written.
+func render(f *jen.File) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
-		return err
+		return nil, err
 	}
-	files[path] = buf.Bytes()
-	return nil
+	return buf.Bytes(), nil
 }
 
 // SortedPaths lists a generated map's paths in order.

@@ -2,6 +2,7 @@ package generator_test
 
 import (
 	"flag"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -240,5 +241,35 @@ func TestGoldenCompiles(t *testing.T) {
 	out, err := exec.Command("go", args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go %v: %v\n%s", args, err, out)
+	}
+}
+
+// Files are rendered in parallel; what Generate returns must not depend on which
+// finished first: the errors of many bad models come in catalog order, every time.
+func TestGenerateErrorsInCatalogOrder(t *testing.T) {
+	var models []catalog.Model
+	var want []string
+	for i := range 60 {
+		m := catalog.Model{ID: fmt.Sprintf("m%02d", i), Family: "audio", Task: "t", Source: "zoo:x"}
+		if i%3 == 0 { // a mixture of experts must name its router output
+			m.Family = "mixture-of-experts"
+			want = append(want, fmt.Sprintf("model %q: ", m.ID))
+		}
+		models = append(models, m)
+	}
+	c := catalogWith(models...)
+	for range 10 {
+		_, err := generator.Generate(c)
+		if err == nil {
+			t.Fatal("want an error")
+		}
+		var got []string
+		for _, line := range strings.Split(err.Error(), "\n") {
+			id, _, _ := strings.Cut(line, ": ")
+			got = append(got, id+": ")
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("errors (-want +got):\n%s\n%v", diff, err)
+		}
 	}
 }

@@ -1,0 +1,133 @@
+// Package scaletest builds large catalogs for scale benchmarks from the repository's
+// own models.yaml: its real entries, copied under new ids, so every generated suite
+// is one a real model produces (no made-up model).
+package scaletest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Models returns models.yaml text holding n models: the entries of src (a models.yaml)
+// whose ids are in ids (every entry when ids is empty), taken in turn and each copy
+// renamed "<id>-c<i>" (i from 0 to n-1). The anchors src defines stay, once.
+func Models(src []byte, n int, ids ...string) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("models.yaml: not one mapping")
+	}
+	top := doc.Content[0]
+	var models *yaml.Node
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value == "models" {
+			models = top.Content[i+1]
+		}
+	}
+	if models == nil || models.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("models.yaml: no models list")
+	}
+	var picked []*yaml.Node
+	found := map[string]bool{}
+	for _, m := range models.Content {
+		id := idNode(m)
+		if id == nil {
+			return nil, fmt.Errorf("models.yaml:%d: an entry without an id", m.Line)
+		}
+		if len(ids) == 0 || slices.Contains(ids, id.Value) {
+			picked = append(picked, m)
+			found[id.Value] = true
+		}
+	}
+	for _, id := range ids {
+		if !found[id] {
+			return nil, fmt.Errorf("models.yaml has no model %q", id)
+		}
+	}
+	if len(picked) == 0 {
+		return nil, fmt.Errorf("models.yaml has no models")
+	}
+	copies := make([]*yaml.Node, n)
+	for i := range copies {
+		// A shallow copy with a new id node; the other values are shared, which the
+		// encoder writes out once per copy (aliases stay aliases).
+		m := *picked[i%len(picked)]
+		m.Content = slices.Clone(m.Content)
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			if m.Content[j].Value == "id" {
+				id := *m.Content[j+1]
+				id.Value = fmt.Sprintf("%s-c%d", id.Value, i)
+				m.Content[j+1] = &id
+			}
+		}
+		copies[i] = &m
+	}
+	models.Content = copies
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), enc.Close()
+}
+
+func idNode(m *yaml.Node) *yaml.Node {
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		if m.Content[j].Value == "id" {
+			return m.Content[j+1]
+		}
+	}
+	return nil
+}
+
+// Root makes a repository root in a new temporary folder for a catalog of n models
+// copied from the repository at repo (see Models): its hardware.yaml as it is, the
+// scaled models.yaml, and a go.mod naming this module. It returns the root.
+func Root(tb testing.TB, repo string, n int, ids ...string) string {
+	tb.Helper()
+	root := tb.TempDir()
+	WriteCatalogs(tb, repo, root, n, ids...)
+	mod, err := os.ReadFile(filepath.Join(repo, "go.mod"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), mod, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return root
+}
+
+// WriteCatalogs writes into root the hardware.yaml of repo and a models.yaml of n
+// models copied from repo's (see Models).
+func WriteCatalogs(tb testing.TB, repo, root string, n int, ids ...string) {
+	tb.Helper()
+	src, err := os.ReadFile(filepath.Join(repo, "models.yaml"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	models, err := Models(src, n, ids...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	hw, err := os.ReadFile(filepath.Join(repo, "hardware.yaml"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"models.yaml": models, "hardware.yaml": hw} {
+		if err := os.WriteFile(filepath.Join(root, name), data, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
