@@ -1,4 +1,4 @@
-// Package runner is `hwtest run`: it builds each family's suite once and runs every
+// Package runner is `hwtest run`: it builds the generated suite once and runs every
 // model's specs in a process of its own, with a timeout, so a native crash or a hang
 // in one model is recorded as that model's error and the others still finish.
 package runner
@@ -156,7 +156,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	var reports []types.Report
 	var failures []matrix.ProcessFailure
-	built := map[string]string{}
+	bin := "" // the suite, built before the first model runs
 	interrupted := false
 	for _, m := range o.Catalogs.Models {
 		if ctx.Err() != nil {
@@ -166,17 +166,15 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		if len(wanted) > 0 && !wanted[m.ID] {
 			continue
 		}
-		bin, ok := built[m.Family]
-		if !ok {
+		if bin == "" {
 			var err error
-			if bin, err = buildSuite(ctx, o, binDir, m.Family); err != nil {
+			if bin, err = buildSuite(ctx, o, binDir); err != nil {
 				if ctx.Err() != nil {
 					interrupted = true
 					break
 				}
 				return nil, err
 			}
-			built[m.Family] = bin
 		}
 		fmt.Fprintf(o.Log, "run: %s (%s)\n", m.ID, m.Family)
 		ran = true
@@ -211,7 +209,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 }
 
 // newBuildDir makes the folder this run builds its suites into,
-// .hwtest/build/<pid>-<run id>: another run may be building the same family from
+// .hwtest/build/<pid>-<run id>: another run may be building the suite from
 // another generated/ at the same time. Folders of runs whose process is gone (killed
 // before it could remove its own) are removed first.
 func newBuildDir(root, runID string) (string, error) {
@@ -234,10 +232,11 @@ func newBuildDir(root, runID string) (string, error) {
 	return dir, os.Mkdir(dir, 0o755)
 }
 
-// buildSuite compiles a family's package once (`go test -c`), as `ginkgo build` does.
-func buildSuite(ctx context.Context, o Options, binDir, family string) (string, error) {
-	pkg := "./" + filepath.ToSlash(filepath.Join(generator.Dir, family))
-	bin := filepath.Join(binDir, generator.PackageName(family)+".test")
+// buildSuite compiles the suite (`go test -c`), as `ginkgo build` does: one binary
+// holding every family's models.
+func buildSuite(ctx context.Context, o Options, binDir string) (string, error) {
+	pkg := "./" + generator.SuiteDir
+	bin := filepath.Join(binDir, "suite.test")
 	fmt.Fprintf(o.Log, "build: %s\n", pkg)
 	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, pkg)
 	cmd.Dir = o.Root
@@ -275,8 +274,10 @@ func runModel(ctx context.Context, o Options, bin string, m catalog.Model, annou
 		"--ginkgo.no-color",
 	)
 	// The suite runs in its package folder, as `go test` would run it.
-	cmd.Dir = filepath.Join(o.Root, generator.Dir, m.Family)
-	cmd.Env = append(append(os.Environ(), "HWTEST_ROOT="+o.Root), o.Env...)
+	cmd.Dir = filepath.Join(o.Root, filepath.FromSlash(generator.SuiteDir))
+	// The suite declares only this model's specs (runtime.Selected): one process per
+	// model need not build, filter and report every other model's.
+	cmd.Env = append(append(os.Environ(), "HWTEST_ROOT="+o.Root, runtime.ModelEnv+"="+m.ID), o.Env...)
 	if o.Progress != nil {
 		path := filepath.Join(filepath.Dir(bin), safeName(m.ID)+".progress.jsonl")
 		stop, err := tailProgress(path, func(e result.CellEvent) {
