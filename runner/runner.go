@@ -154,7 +154,16 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	for _, id := range o.ModelIDs {
 		wanted[id] = true
 	}
-	var reports []types.Report
+	var models, targets []string // every catalog model, run or not, so the matrix can say which were not run
+	for _, m := range o.Catalogs.Models {
+		models = append(models, m.ID)
+	}
+	for _, t := range o.Catalogs.Targets {
+		targets = append(targets, t.ID)
+	}
+	// Each model's report is merged as its process ends and then dropped: a run's
+	// memory stays flat however many models it runs.
+	merged := matrix.NewMerger(targets)
 	var failures []matrix.ProcessFailure
 	bin := "" // the suite, built before the first model runs
 	interrupted := false
@@ -183,23 +192,17 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		if fail != nil && fail.Cause == result.CauseInterrupted {
 			interrupted = true
 		}
+		var fs []matrix.ProcessFailure
 		if fail != nil {
 			fail.Targets = o.TargetIDs // a crash marks only the targets this run asked for
 			fmt.Fprintf(o.Log, "run: %s: %s\n", m.ID, fail.Err)
 			failures = append(failures, *fail)
+			fs = []matrix.ProcessFailure{*fail}
 		}
 		reviseProgress(o, m.ID, rep, fail, announced)
-		reports = append(reports, rep...)
+		merged.Add(m.ID, rep, fs)
 	}
-	// Every catalog model, run or not, so the matrix can say which were not run.
-	var models, targets []string
-	for _, m := range o.Catalogs.Models {
-		models = append(models, m.ID)
-	}
-	for _, t := range o.Catalogs.Targets {
-		targets = append(targets, t.ID)
-	}
-	mx := matrix.FromReports(reports, failures, models, targets)
+	mx := merged.Matrix(models)
 	mx.RunID = o.RunID
 	mx.Host, mx.DetectedAt, mx.Detection = det.Host.Hostname, det.Generated, det.Detected(rts)
 	if err := matrix.Write(o.OutDir, mx); err != nil {

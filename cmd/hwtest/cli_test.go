@@ -250,7 +250,7 @@ func checkStored(t *testing.T, dbPath, matrixJSON string) {
 	}
 }
 
-func readMatrix(t *testing.T, path string) map[string]matrix.Cell {
+func readMatrix(t testing.TB, path string) map[string]matrix.Cell {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

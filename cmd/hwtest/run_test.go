@@ -37,7 +37,7 @@ func needSuites(t *testing.T) {
 }
 
 // buildHwtest compiles this command into a temporary folder.
-func buildHwtest(t *testing.T) string {
+func buildHwtest(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "hwtest")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -116,3 +117,114 @@ func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
+
+// BenchmarkRun300Models is `hwtest run --target cpu` over 300 models (silero-vad-v5,
+// a real model of 2 MB, under 300 ids; HWTEST_MEASURE_TIME=20ms) in a copy of the
+// module, as a process of its own. It samples hwtest's own memory (its
+// /proc/PID/status, not its suites'): VmRSS and VmHWM (the peak so far) when the
+// 30th and the 300th cell end, and VmHWM as late as it can be read, every 10 ms
+// until the process ends (matrix and history writes included): peak-RSS-MiB.
+// getrusage's ru_maxrss of a child is no measure of it: Linux carries into it the
+// high-water mark of the memory the child shared with this process before exec.
+// The issue asks that it stay flat. One run takes minutes, so the loop runs once.
+func BenchmarkRun300Models(b *testing.B) {
+	_, err := os.Stat("../../.hwtest/lib/libonnxruntime.so.1")
+	testenv.Need(b, "ONNX Runtime (make setup)", err)
+	_, err = os.Stat("../../.hwtest/models/npm/@ricky0123/vad-web@0.0.31/dist/silero_vad_v5.onnx")
+	testenv.Need(b, "silero-vad-v5 (make setup)", err)
+	const n = 300
+	bin := buildHwtest(b)
+	root := scaletest.Module(b, "../..", n, "silero-vad-v5")
+	out := b.TempDir()
+	at := map[int]memory{} // cells done → hwtest's memory then
+	var took time.Duration
+	var peak int64
+	for b.Loop() {
+		cmd := exec.Command(bin, "run", "--root", root, "--target", "cpu",
+			"--reports", filepath.Join(out, "reports"), "--db", filepath.Join(out, "history.duckdb"))
+		cmd.Env = append(os.Environ(), "HWTEST_MEASURE_TIME=20ms")
+		var stdout, stderr strings.Builder
+		cmd.Stdout = &stdout
+		pipe, err := cmd.StderrPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		pid := cmd.Process.Pid
+		sampled := make(chan int64)
+		go func() { // VmHWM only grows: the last reading is the peak
+			var hwm int64
+			for {
+				m, ok := memoryOf(pid)
+				if !ok {
+					sampled <- hwm
+					return
+				}
+				hwm = max(hwm, m.hwm)
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+		lines := bufio.NewScanner(pipe)
+		for lines.Scan() {
+			line := lines.Text()
+			stderr.WriteString(line + "\n")
+			for _, k := range []int{n / 10, n} {
+				if strings.HasPrefix(line, fmt.Sprintf("cell %d/%d: ", k, n)) {
+					at[k], _ = memoryOf(pid)
+				}
+			}
+		}
+		peak = <-sampled // once the process has ended: its memory is gone
+		if err := cmd.Wait(); err != nil {
+			b.Fatalf("hwtest run: %v\n%s%s", err, stdout.String(), lastLines(stderr.String(), 30))
+		}
+		took = time.Since(start)
+		// Every cell ran; statuses are the suites' business, but say what they were.
+		cells := readMatrix(b, filepath.Join(out, "reports", "latest", "matrix.json"))
+		if len(cells) != n {
+			b.Fatalf("%d cells, want %d:\n%s", len(cells), n, stdout.String())
+		}
+		b.Log(lastLine(strings.Split(stdout.String(), "\nmatrix:")[0]))
+		for _, c := range cells {
+			if c.Status != "pass" {
+				b.Logf("%s/%s: %s: %s", c.Model, c.Target, c.Status, c.Reason)
+			}
+		}
+	}
+	for _, k := range []int{n / 10, n} {
+		if at[k].hwm == 0 {
+			b.Fatalf("no memory sample after %d cells", k)
+		}
+		b.ReportMetric(mib(at[k].rss), fmt.Sprintf("RSS-MiB-after-%d", k))
+		b.ReportMetric(mib(at[k].hwm), fmt.Sprintf("HWM-MiB-after-%d", k))
+	}
+	b.ReportMetric(mib(peak), "peak-RSS-MiB")
+	b.ReportMetric(took.Seconds()/n, "s/model")
+}
+
+// memory is a process's resident set now and at its peak so far.
+type memory struct{ rss, hwm int64 }
+
+// memoryOf reads a process's memory; false once it has ended (a zombie has none).
+func memoryOf(pid int) (memory, bool) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return memory{}, false
+	}
+	var m memory
+	for _, line := range strings.Split(string(status), "\n") {
+		var kib int64
+		if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &kib); err == nil {
+			m.rss = kib << 10
+		}
+		if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kib); err == nil {
+			m.hwm = kib << 10
+		}
+	}
+	return m, m.hwm > 0
+}
+
+func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
