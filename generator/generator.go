@@ -7,9 +7,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go/build"
+	"io"
 	"path"
+	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/dave/jennifer/jen"
@@ -30,10 +34,15 @@ const Dir = "generated"
 // ModulePath is the import path prefix of this module.
 const ModulePath = "github.com/hwtest/hwtest"
 
-// Generate renders the targets of hardware.yaml once (generated/targets/) and one
-// package per family present in the catalog (generated/<family>/): a suite file
-// and one file per model. Keys are slash-separated paths relative to the
-// repository root.
+// Generate renders the targets of hardware.yaml once (generated/targets/), one
+// package per family present in the catalog (generated/<family>/: one file per
+// model) and the one Ginkgo suite that runs them all (generated/suite/). Keys are
+// slash-separated paths relative to the repository root.
+//
+// One suite, not one per family: the go tool links every test binary anew (ginkgo
+// removes them after a run), and linking is most of what building a suite costs, so
+// nine family suites took nine links of the same runtime after any change to the
+// catalog; a model's change still recompiles only its family's package.
 func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	var errs []error
@@ -53,34 +62,42 @@ func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 	}
 	vars := targetVars(c.Targets)
 	f, err := targetsFile(c.Targets, vars)
+	var data []byte
 	if err == nil {
-		err = renderTo(files, path.Join(TargetsDir, "targets.go"), f)
+		data, err = render(f)
 	}
 	if err != nil {
 		return nil, err
 	}
+	files[path.Join(TargetsDir, "targets.go")] = data
+	// Every other file is built and rendered on its own, in parallel: rendering
+	// runs gofmt, most of a generate's time (1,000 models: 1.0–1.3 s on one core).
+	// Names and the order of errors are fixed here, in catalog order.
+	var jobs []renderJob
+	var families []string
 	for _, family := range catalog.Families { // fixed order: never range over the map
 		models := byFamily[family]
 		if len(models) == 0 {
 			continue
 		}
+		families = append(families, family)
 		dir := path.Join(Dir, family)
 		pkg := PackageName(family)
-		// Taken first, so a model id cannot claim these names.
-		names := map[string]string{pkg + "_suite_test.go": "\x00suite"}
-		if err := renderTo(files, path.Join(dir, pkg+"_suite_test.go"), suiteFile(dir, pkg, family)); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", family, err))
-			continue
-		}
+		names := map[string]string{}
 		for _, m := range models {
-			name := FileName(m.ID, names)
-			f, err := modelFile(dir, pkg, m, c.Targets, vars)
-			if err == nil {
-				err = renderTo(files, path.Join(dir, name), f)
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("model %q: %w", m.ID, err))
-			}
+			jobs = append(jobs, renderJob{path: path.Join(dir, FileName(m.ID, names)), errPrefix: fmt.Sprintf("model %q: ", m.ID),
+				build: func() (*jen.File, error) { return modelFile(dir, pkg, m, c.Targets, vars) }})
+		}
+	}
+	if len(families) > 0 {
+		jobs = append(jobs, renderJob{path: path.Join(SuiteDir, "suite_test.go"), errPrefix: "suite: ",
+			build: func() (*jen.File, error) { return suiteFile(families), nil }})
+	}
+	for i, r := range renderAll(jobs) {
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("%s%w", jobs[i].errPrefix, r.err))
+		} else {
+			files[jobs[i].path] = r.data
 		}
 	}
 	if len(errs) > 0 {
@@ -89,8 +106,49 @@ func Generate(c *catalog.Catalogs) (map[string][]byte, error) {
 	return files, nil
 }
 
-// TargetsDir is the package holding hardware.yaml's targets, once for every suite.
+// renderJob is one generated file: where it goes and how to build it.
+type renderJob struct {
+	path      string
+	errPrefix string // names the model or family in an error
+	build     func() (*jen.File, error)
+}
+
+type rendered struct {
+	data []byte
+	err  error
+}
+
+// renderAll builds and renders every job on as many goroutines as there are CPUs;
+// out[i] is jobs[i]'s, so the result does not depend on the schedule.
+func renderAll(jobs []renderJob) []rendered {
+	out := make([]rendered, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				f, err := jobs[i].build()
+				if err == nil {
+					out[i].data, err = render(f)
+				}
+				out[i].err = err
+			}
+		})
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// TargetsDir is the package holding hardware.yaml's targets, once for every family.
 const TargetsDir = Dir + "/targets"
+
+// SuiteDir is the package of the Ginkgo suite, which imports every family's package:
+// one test binary runs every model.
+const SuiteDir = Dir + "/suite"
 
 // targetVars names the exported Go variable of each target id: "webgpu-native" →
 // "WebgpuNative"; ids that would spell the same name get a numeric suffix.
@@ -140,9 +198,11 @@ func PackageName(family string) string {
 	return s
 }
 
-// FileName makes a model id a test file name the go tool will read: ASCII letters,
-// digits and '_' only (no leading '_' or '.', which go ignores), "_test.go" at the
-// end; a name another id already took gets a numeric suffix. used maps names to ids.
+// FileName makes a model id the name of a Go file the go tool always compiles: ASCII
+// letters, digits and '_' only (no leading '_' or '.', which go ignores), ".go" at
+// the end. A name go would compile only on some systems or only in tests
+// ("x_linux.go", "x_arm64.go", "x_test.go") gets "_model" before ".go"; a name
+// another id already took gets a numeric suffix. used maps names to ids.
 func FileName(id string, used map[string]string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(id) {
@@ -156,32 +216,57 @@ func FileName(id string, used map[string]string) string {
 	if base == "" {
 		base = "model"
 	}
-	// "x_test" would make "x_test_test.go"; harmless, but "suite" would collide with
-	// the suite file's name.
-	name := base + "_test.go"
+	if !alwaysCompiled(base + ".go") {
+		base += "_model"
+	}
+	name := base + ".go"
 	for i := 2; used[name] != "" && used[name] != id; i++ {
-		name = fmt.Sprintf("%s_%d_test.go", base, i)
+		name = fmt.Sprintf("%s_%d.go", base, i)
 	}
 	used[name] = id
 	return name
 }
 
+// alwaysCompiled reports whether go compiles a file of this name (holding no build
+// constraint) into its package on every system: not a test file, no _GOOS or
+// _GOARCH suffix. go/build decides the suffixes, on two systems that share neither
+// an OS nor an architecture, so a port Go adds later is known here too.
+func alwaysCompiled(name string) bool {
+	if strings.HasSuffix(name, "_test.go") {
+		return false
+	}
+	for _, sys := range [][2]string{{"linux", "amd64"}, {"windows", "arm64"}} {
+		ctx := build.Context{GOOS: sys[0], GOARCH: sys[1], Compiler: "gc", OpenFile: func(string) (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader("package p\n")), nil
+		}}
+		if ok, err := ctx.MatchFile(".", name); err != nil || !ok {
+			return false
+		}
+	}
+	return true
+}
+
 func newFile(dir, pkg string) *jen.File {
-	f := jen.NewFilePathName(ModulePath+"/"+dir, pkg+"_test")
+	f := jen.NewFilePathName(ModulePath+"/"+dir, pkg)
 	f.HeaderComment(Header)
 	f.HeaderComment("To refresh: go generate ./... (or hwtest generate).")
 	f.ImportAlias(templates.GinkgoPath, ".")
 	return f
 }
 
-// suiteFile is the package's Ginkgo entry point:
+// suiteFile is the Ginkgo entry point, importing every family's package (whose
+// files declare their specs):
 //
-//	func TestAudio(t *testing.T) { RunSpecs(t, "audio") }
+//	import _ "github.com/hwtest/hwtest/generated/audio"
+//	func TestModels(t *testing.T) { RunSpecs(t, "hwtest") }
 //	var _ = AfterSuite(runtime.Shutdown)
-func suiteFile(dir, pkg, family string) *jen.File {
-	f := newFile(dir, pkg)
-	f.Func().Id("Test" + exported(pkg)).Params(jen.Id("t").Op("*").Qual("testing", "T")).Block(
-		jen.Qual(templates.GinkgoPath, "RunSpecs").Call(jen.Id("t"), jen.Lit(family)),
+func suiteFile(families []string) *jen.File {
+	f := newFile(SuiteDir, "suite_test")
+	for _, family := range families {
+		f.Anon(ModulePath + "/" + path.Join(Dir, family))
+	}
+	f.Func().Id("TestModels").Params(jen.Id("t").Op("*").Qual("testing", "T")).Block(
+		jen.Qual(templates.GinkgoPath, "RunSpecs").Call(jen.Id("t"), jen.Lit(SuiteName)),
 	)
 	f.Comment("Browser targets start Chromium with a profile in a temporary folder: close")
 	f.Comment("them and remove their profiles when the suite ends.")
@@ -189,9 +274,10 @@ func suiteFile(dir, pkg, family string) *jen.File {
 	return f
 }
 
-func exported(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+// SuiteName is the Ginkgo suite's description, as reports name it.
+const SuiteName = "hwtest"
 
-// targetsFile holds every target of hardware.yaml once, for every family's suites
+// targetsFile holds every target of hardware.yaml once, for every family's package
 // (a cell reads the expect of its model's family):
 //
 //	package targets
@@ -217,9 +303,9 @@ func targetsFile(targets []catalog.Target, vars map[string]string) (*jen.File, e
 	return f, nil
 }
 
-// modelFile is one model's suite, read on one screen:
+// modelFile is one model's specs, read on one screen:
 //
-//	var _ = Describe("silero-vad-v5", Label("model:silero-vad-v5", "family:audio"), func() {
+//	var _ = runtime.Selected("silero-vad-v5") && Describe("silero-vad-v5", Label("model:silero-vad-v5", "family:audio"), func() {
 //		model := runtime.Model{...}
 //		specs := func(cell *runtime.Cell) { BeforeAll(cell.Open); ...; It(...) }
 //		Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewCell(model, targets.Cpu)) })
@@ -254,7 +340,7 @@ func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target, vars 
 		body = append(body, tt.Context(t, "model", jen.Qual(ModulePath+"/"+TargetsDir, vars[t.ID]), "specs"))
 	}
 	f := newFile(dir, pkg)
-	f.Var().Id("_").Op("=").Id("Describe").Call(
+	f.Var().Id("_").Op("=").Qual(templates.RuntimePath, "Selected").Call(jen.Lit(m.ID)).Op("&&").Id("Describe").Call(
 		jen.Lit(m.ID),
 		jen.Qual(templates.GinkgoPath, "Label").CallFunc(func(g *jen.Group) {
 			g.Lit(result.ModelLabel(m.ID))
@@ -268,16 +354,14 @@ func modelFile(dir, pkg string, m catalog.Model, targets []catalog.Target, vars 
 	return f, nil
 }
 
-// renderTo renders a file into files. jennifer runs go/format itself and fails on
-// invalid Go, so an error here means a template produced broken code, and nothing
-// is written.
-func renderTo(files map[string][]byte, path string, f *jen.File) error {
+// render renders a file. jennifer runs go/format itself and fails on invalid Go,
+// so an error here means a template produced broken code, and nothing is written.
+func render(f *jen.File) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
-		return err
+		return nil, err
 	}
-	files[path] = buf.Bytes()
-	return nil
+	return buf.Bytes(), nil
 }
 
 // SortedPaths lists a generated map's paths in order.

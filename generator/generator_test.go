@@ -2,6 +2,7 @@ package generator_test
 
 import (
 	"flag"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -157,7 +158,7 @@ func TestHostileIDsCannotInject(t *testing.T) {
 			t.Fatalf("%q: %v", id, err)
 		}
 		for p, b := range files {
-			if strings.HasSuffix(p, "_suite_test.go") || p == generator.TargetsDir+"/targets.go" {
+			if strings.HasPrefix(p, generator.SuiteDir+"/") || p == generator.TargetsDir+"/targets.go" {
 				continue
 			}
 			base := filepath.Base(p)
@@ -202,12 +203,19 @@ func describedID(t *testing.T, src []byte) string {
 func TestFileNames(t *testing.T) {
 	used := map[string]string{}
 	for _, c := range []struct{ id, want string }{
-		{"silero-vad-v5", "silero_vad_v5_test.go"},
-		{"silero_vad_v5", "silero_vad_v5_2_test.go"}, // same name, another id
-		{"silero-vad-v5", "silero_vad_v5_test.go"},   // same id keeps its name
-		{"_hidden", "hidden_test.go"},
-		{"...", "model_test.go"},
-		{"Qwen/Qwen2", "qwen_qwen2_test.go"},
+		{"silero-vad-v5", "silero_vad_v5.go"},
+		{"silero_vad_v5", "silero_vad_v5_2.go"}, // same name, another id
+		{"silero-vad-v5", "silero_vad_v5.go"},   // same id keeps its name
+		{"_hidden", "hidden.go"},
+		{"...", "model.go"},
+		{"Qwen/Qwen2", "qwen_qwen2.go"},
+		// go would compile these only on one system, or only in tests.
+		{"vad-linux", "vad_linux_model.go"},
+		{"vad-windows-arm64", "vad_windows_arm64_model.go"},
+		{"phi-wasm", "phi_wasm_model.go"},
+		{"bert-test", "bert_test_model.go"},
+		{"linux", "linux.go"}, // a whole name is no constraint
+		{"tiny-unix", "tiny_unix.go"},
 	} {
 		if got := generator.FileName(c.id, used); got != c.want {
 			t.Errorf("FileName(%q) = %q, want %q", c.id, got, c.want)
@@ -240,5 +248,35 @@ func TestGoldenCompiles(t *testing.T) {
 	out, err := exec.Command("go", args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go %v: %v\n%s", args, err, out)
+	}
+}
+
+// Files are rendered in parallel; what Generate returns must not depend on which
+// finished first: the errors of many bad models come in catalog order, every time.
+func TestGenerateErrorsInCatalogOrder(t *testing.T) {
+	var models []catalog.Model
+	var want []string
+	for i := range 60 {
+		m := catalog.Model{ID: fmt.Sprintf("m%02d", i), Family: "audio", Task: "t", Source: "zoo:x"}
+		if i%3 == 0 { // a mixture of experts must name its router output
+			m.Family = "mixture-of-experts"
+			want = append(want, fmt.Sprintf("model %q: ", m.ID))
+		}
+		models = append(models, m)
+	}
+	c := catalogWith(models...)
+	for range 10 {
+		_, err := generator.Generate(c)
+		if err == nil {
+			t.Fatal("want an error")
+		}
+		var got []string
+		for _, line := range strings.Split(err.Error(), "\n") {
+			id, _, _ := strings.Cut(line, ": ")
+			got = append(got, id+": ")
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("errors (-want +got):\n%s\n%v", diff, err)
+		}
 	}
 }

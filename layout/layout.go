@@ -19,7 +19,7 @@ const LibraryEnv = "ONNXRUNTIME_LIB"
 const StateDir = ".hwtest"
 
 // Root is $HWTEST_ROOT, or the nearest parent of the working directory holding
-// hardware.yaml next to go.mod (suites run in generated/<family>/, tests in their
+// hardware.yaml next to go.mod (the suite runs in generated/suite/, tests in their
 // package folders).
 func Root() (string, error) {
 	if r := os.Getenv(RootEnv); r != "" {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -647,5 +648,77 @@ func TestMarkdownFlagsUnstableCells(t *testing.T) {
 	}
 	if strings.Count(md, "unstable") != 3 { // the overview, the p50 and the reason of cpu; nothing of wasm
 		t.Errorf("%d mentions of unstable:\n%s", strings.Count(md, "unstable"), md)
+	}
+}
+
+// A run merges each model's reports as its process ends (Merger); the matrix must be
+// the one FromReports makes of all the reports at once.
+func TestMergerMatchesFromReports(t *testing.T) {
+	real, err := ReadReports("testdata/real-audio-report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fails, err := ReadReports("testdata/failures-report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixedReports := roundTrip(t, suite(
+		passing("vad", "cpu", 0.109), filtered("vad", "tensorrt"),
+		unavailable("tiny-vad", "cuda", "no CUDA"), passing("tiny-vad", "cpu", 0.02),
+		passing("kws", "tensorrt", 2.5),
+	))
+	crash := ProcessFailure{Model: "asr", Err: "exit status 2", Stderr: "fatal error: boom"}
+	cut := ProcessFailure{Model: "kws", Err: "timed out", Cause: result.CauseTimeout, Targets: []string{"cpu"}}
+	for name, c := range map[string]struct {
+		reports  []types.Report
+		failures []ProcessFailure
+		models   []string
+		targets  []string
+	}{
+		"real":     {real, nil, []string{"silero-vad-v5", "silero-vad-v6"}, catalog},
+		"failures": {fails, nil, []string{"m"}, nil},
+		"mixed":    {mixedReports, []ProcessFailure{crash, cut}, []string{"vad", "tiny-vad", "kws", "asr", "idle"}, catalog},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// Each model's process reports its own specs: split the suites' reports.
+			var all []types.Report
+			g := NewMerger(c.targets)
+			for _, model := range c.models {
+				var mine []types.Report
+				for _, r := range c.reports {
+					r.SpecReports = slices.DeleteFunc(slices.Clone(r.SpecReports), func(s types.SpecReport) bool {
+						id, _ := result.LabelValue(s.Labels(), result.ModelPrefix)
+						return id != model
+					})
+					if len(r.SpecReports) > 0 {
+						mine = append(mine, r)
+					}
+				}
+				var fs []ProcessFailure
+				for _, f := range c.failures {
+					if f.Model == model {
+						fs = append(fs, f)
+					}
+				}
+				g.Add(model, mine, fs)
+				all = append(all, mine...)
+			}
+			want := FromReports(all, c.failures, c.models, c.targets)
+			if len(want.Cells) == 0 {
+				t.Fatal("no cells")
+			}
+			got := g.Matrix(c.models)
+			wantJSON, err := want.JSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotJSON, err := got.JSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(gotJSON, wantJSON) {
+				t.Errorf("merged model by model:\n%s\nat once:\n%s", gotJSON, wantJSON)
+			}
+		})
 	}
 }

@@ -1,4 +1,4 @@
-// Package runner is `hwtest run`: it builds each family's suite once and runs every
+// Package runner is `hwtest run`: it builds the generated suite once and runs every
 // model's specs in a process of its own, with a timeout, so a native crash or a hang
 // in one model is recorded as that model's error and the others still finish.
 package runner
@@ -159,9 +159,18 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	for _, id := range o.ModelIDs {
 		wanted[id] = true
 	}
-	var reports []types.Report
+	var models, targets []string // every catalog model, run or not, so the matrix can say which were not run
+	for _, m := range o.Catalogs.Models {
+		models = append(models, m.ID)
+	}
+	for _, t := range o.Catalogs.Targets {
+		targets = append(targets, t.ID)
+	}
+	// Each model's report is merged as its process ends and then dropped: a run's
+	// memory stays flat however many models it runs.
+	merged := matrix.NewMerger(targets)
 	var failures []matrix.ProcessFailure
-	built := map[string]string{}
+	bin := "" // the suite, built before the first model runs
 	interrupted := false
 	for _, m := range o.Catalogs.Models {
 		if ctx.Err() != nil {
@@ -171,11 +180,10 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		if len(wanted) > 0 && !wanted[m.ID] {
 			continue
 		}
-		bin, ok := built[m.Family]
-		if !ok {
+		if bin == "" {
 			var err error
 			start := time.Now()
-			bin, err = buildSuite(ctx, o, binDir, m.Family)
+			bin, err = buildSuite(ctx, o, binDir)
 			tm.Build += time.Since(start)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -184,7 +192,6 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 				}
 				return nil, err
 			}
-			built[m.Family] = bin
 		}
 		fmt.Fprintf(o.Log, "run: %s (%s)\n", m.ID, m.Family)
 		ran = true
@@ -195,23 +202,17 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		if fail != nil && fail.Cause == result.CauseInterrupted {
 			interrupted = true
 		}
+		var fs []matrix.ProcessFailure
 		if fail != nil {
 			fail.Targets = o.TargetIDs // a crash marks only the targets this run asked for
 			fmt.Fprintf(o.Log, "run: %s: %s\n", m.ID, fail.Err)
 			failures = append(failures, *fail)
+			fs = []matrix.ProcessFailure{*fail}
 		}
 		reviseProgress(o, m.ID, rep, fail, announced)
-		reports = append(reports, rep...)
+		merged.Add(m.ID, rep, fs)
 	}
-	// Every catalog model, run or not, so the matrix can say which were not run.
-	var models, targets []string
-	for _, m := range o.Catalogs.Models {
-		models = append(models, m.ID)
-	}
-	for _, t := range o.Catalogs.Targets {
-		targets = append(targets, t.ID)
-	}
-	mx := matrix.FromReports(reports, failures, models, targets)
+	mx := merged.Matrix(models)
 	mx.RunID = o.RunID
 	mx.Host, mx.DetectedAt, mx.Detection = det.Host.Hostname, det.Generated, det.Detected(rts)
 	if err := matrix.Write(o.OutDir, mx); err != nil {
@@ -222,7 +223,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 }
 
 // newBuildDir makes the folder this run builds its suites into,
-// .hwtest/build/<pid>-<run id>: another run may be building the same family from
+// .hwtest/build/<pid>-<run id>: another run may be building the suite from
 // another generated/ at the same time. Folders of runs whose process is gone (killed
 // before it could remove its own) are removed first.
 func newBuildDir(root, runID string) (string, error) {
@@ -245,10 +246,11 @@ func newBuildDir(root, runID string) (string, error) {
 	return dir, os.Mkdir(dir, 0o755)
 }
 
-// buildSuite compiles a family's package once (`go test -c`), as `ginkgo build` does.
-func buildSuite(ctx context.Context, o Options, binDir, family string) (string, error) {
-	pkg := "./" + filepath.ToSlash(filepath.Join(generator.Dir, family))
-	bin := filepath.Join(binDir, generator.PackageName(family)+".test")
+// buildSuite compiles the suite (`go test -c`), as `ginkgo build` does: one binary
+// holding every family's models.
+func buildSuite(ctx context.Context, o Options, binDir string) (string, error) {
+	pkg := "./" + generator.SuiteDir
+	bin := filepath.Join(binDir, "suite.test")
 	fmt.Fprintf(o.Log, "build: %s\n", pkg)
 	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, pkg)
 	cmd.Dir = o.Root
@@ -286,8 +288,10 @@ func runModel(ctx context.Context, o Options, bin string, m catalog.Model, annou
 		"--ginkgo.no-color",
 	)
 	// The suite runs in its package folder, as `go test` would run it.
-	cmd.Dir = filepath.Join(o.Root, generator.Dir, m.Family)
-	cmd.Env = append(append(os.Environ(), "HWTEST_ROOT="+o.Root), o.Env...)
+	cmd.Dir = filepath.Join(o.Root, filepath.FromSlash(generator.SuiteDir))
+	// The suite declares only this model's specs (runtime.Selected): one process per
+	// model need not build, filter and report every other model's.
+	cmd.Env = append(append(os.Environ(), "HWTEST_ROOT="+o.Root, runtime.ModelEnv+"="+m.ID), o.Env...)
 	if o.Progress != nil {
 		path := filepath.Join(filepath.Dir(bin), safeName(m.ID)+".progress.jsonl")
 		stop, err := tailProgress(path, func(e result.CellEvent) {

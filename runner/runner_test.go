@@ -25,7 +25,7 @@ func fakeSuite(t *testing.T, body string) string {
 
 func options(t *testing.T, timeout time.Duration) Options {
 	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "generated", "audio"), 0o755)
+	os.MkdirAll(filepath.Join(root, "generated", "suite"), 0o755)
 	return Options{Root: root, OutDir: filepath.Join(root, "out"), Timeout: timeout, Log: os.Stderr}
 }
 

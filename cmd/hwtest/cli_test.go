@@ -69,7 +69,7 @@ func TestGenerateThenVerify(t *testing.T) {
 		t.Fatalf("verify before generate: exit %d, want %d; %s", code, ExitOutOfDate, stderr)
 	}
 	code, stdout, stderr := hwtest("generate", "--root", root)
-	if code != ExitOK || !strings.Contains(stdout, "created generated/audio/vad_test.go") {
+	if code != ExitOK || !strings.Contains(stdout, "created generated/audio/vad.go") {
 		t.Fatalf("generate: exit %d\n%s%s", code, stdout, stderr)
 	}
 	code, stdout, _ = hwtest("verify", "--root", root)
@@ -84,16 +84,16 @@ func TestGenerateThenVerify(t *testing.T) {
 	// A catalog change makes verify report the file as changed, with a diff.
 	write(t, filepath.Join(root, "models.yaml"), strings.Replace(testModels, "zoo:tiny-whisper", "zoo:tiny-clap", 1))
 	code, stdout, _ = hwtest("verify", "--root", root)
-	if code != ExitOutOfDate || !strings.Contains(stdout, "changed: generated/audio/vad_test.go") || !strings.Contains(stdout, `+		Source: "zoo:tiny-clap"`) {
+	if code != ExitOutOfDate || !strings.Contains(stdout, "changed: generated/audio/vad.go") || !strings.Contains(stdout, `+		Source: "zoo:tiny-clap"`) {
 		t.Errorf("verify after catalog change: exit %d\n%s", code, stdout)
 	}
 	// A generated file no model produces is stale.
 	hwtest("generate", "--root", root)
-	stale := filepath.Join(root, "generated/audio/old_test.go")
-	b, _ := os.ReadFile(filepath.Join(root, "generated/audio/vad_test.go"))
+	stale := filepath.Join(root, "generated/audio/old.go")
+	b, _ := os.ReadFile(filepath.Join(root, "generated/audio/vad.go"))
 	write(t, stale, string(b))
 	code, stdout, _ = hwtest("verify", "--root", root)
-	if code != ExitOutOfDate || !strings.Contains(stdout, "stale: generated/audio/old_test.go") {
+	if code != ExitOutOfDate || !strings.Contains(stdout, "stale: generated/audio/old.go") {
 		t.Errorf("verify with a stale file: exit %d\n%s", code, stdout)
 	}
 	hwtest("generate", "--root", root)
@@ -260,7 +260,7 @@ func checkStored(t *testing.T, dbPath, matrixJSON string) {
 	}
 }
 
-func readMatrix(t *testing.T, path string) map[string]matrix.Cell {
+func readMatrix(t testing.TB, path string) map[string]matrix.Cell {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

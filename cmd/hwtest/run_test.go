@@ -17,7 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
+
 	"github.com/hwtest/hwtest/internal/testenv"
+	"github.com/hwtest/hwtest/matrix"
+	"github.com/hwtest/hwtest/result"
 )
 
 // These tests drive a real `hwtest run` process, as a user's shell would: signals and
@@ -33,7 +37,7 @@ func needSuites(t *testing.T) {
 }
 
 // buildHwtest compiles this command into a temporary folder.
-func buildHwtest(t *testing.T) string {
+func buildHwtest(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "hwtest")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -237,6 +241,20 @@ func TestConcurrentRunsDoNotCollide(t *testing.T) {
 		m := readMatrix(t, filepath.Join(dir, "matrix.json"))
 		if c := m[model+"/cpu"]; c.Status != "pass" {
 			t.Errorf("%s: %s/cpu is %s %q", dir, model, c.Status, c.Reason)
+		}
+		// The model's process declared its own specs only (runtime.Selected), not
+		// every model's of the suite, skipped.
+		reports, err := matrix.ReadReports(filepath.Join(dir, "ginkgo", model+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range reports {
+			for _, s := range r.SpecReports {
+				if id, _ := result.LabelValue(s.Labels(), result.ModelPrefix); s.LeafNodeType.Is(types.NodeTypeIt) && id != model {
+					t.Errorf("%s's report holds a spec of %q: %s", model, id, s.FullText())
+					break
+				}
+			}
 		}
 	}
 	if latest, err := os.Readlink(filepath.Join(reports, "latest")); err != nil || (latest != filepath.Base(da) && latest != filepath.Base(db)) {
