@@ -10,7 +10,7 @@ import (
 type Timings struct {
 	Total  time.Duration // Run, from detection to the matrix written
 	Detect time.Duration // probing every target (browsers included)
-	Build  time.Duration // `go test -c` of each family's suite
+	Build  time.Duration // waiting for the suite's `go test -c` after detection (it builds during detection)
 	Suites time.Duration // the model processes, start to exit
 }
 
@@ -63,7 +63,7 @@ func (b Breakdown) String() string {
 	fmt.Fprintf(&lines, "time: %s in all: measuring %s (%s: warm-up %s, timed runs %s), overhead %s (%s)\n",
 		s(b.Total), s(b.Measuring()), pct(b.Measuring()), s(b.WarmUp), s(b.Timed), s(b.Overhead()), pct(b.Overhead()))
 	fmt.Fprintf(&lines, "      overhead: session creation %s, first runs %s, rest of the cells %s (probes, CPU references, browser pages, checks), "+
-		"model processes %s (start, exit), builds %s, detection %s, other %s\n",
+		"model processes %s (start, exit), build %s (after detection), detection %s, other %s\n",
 		s(b.Load), s(b.FirstRuns), s(b.CellsOther), s(b.Processes), s(b.Build), s(b.Detect), s(b.Rest))
 	return lines.String()
 }

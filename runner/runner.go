@@ -143,6 +143,10 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	rts := hardware.Targets(o.Catalogs.Targets)
 	began := time.Now()
 	var tm Timings
+	// The suite builds while the targets are probed: both wait on other processes
+	// (go's compiler and linker, Chromium), and nothing is measured yet.
+	build := startBuild(ctx, o, binDir)
+	defer build.stop() // before binDir is removed
 	det := hardware.Detect(ctx, rts...)
 	runtime.Shutdown() // the browser probes started Chromium; each suite starts its own
 	tm.Detect = time.Since(began)
@@ -183,7 +187,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		if bin == "" {
 			var err error
 			start := time.Now()
-			bin, err = buildSuite(ctx, o, binDir)
+			bin, err = build.wait()
 			tm.Build += time.Since(start)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -264,6 +268,36 @@ func buildSuite(ctx context.Context, o Options, binDir string) (string, error) {
 		return "", fmt.Errorf("building %s: %v\n%s", pkg, err, out.String())
 	}
 	return bin, nil
+}
+
+// backgroundBuild is the suite's build, started before detection.
+type backgroundBuild struct {
+	done   chan struct{}
+	bin    string
+	err    error
+	cancel context.CancelFunc
+}
+
+func startBuild(ctx context.Context, o Options, binDir string) *backgroundBuild {
+	ctx, cancel := context.WithCancel(ctx)
+	b := &backgroundBuild{done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(b.done)
+		b.bin, b.err = buildSuite(ctx, o, binDir)
+	}()
+	return b
+}
+
+// wait is the built suite, or why it could not be built.
+func (b *backgroundBuild) wait() (string, error) {
+	<-b.done
+	return b.bin, b.err
+}
+
+// stop ends a build no model waited for (the run stopped first) and waits for it.
+func (b *backgroundBuild) stop() {
+	b.cancel()
+	<-b.done
 }
 
 // interruptGrace is how long a stopped suite may take to end its specs and write its

@@ -163,7 +163,7 @@ func TestRunEndToEnd(t *testing.T) {
 		pv.IntraOpThreads != 1 || pv.InterOpThreads != 1 || pv.CPUGovernor == "" {
 		t.Errorf("cpu cell's measurement: %+v, provenance %+v", mt, pv)
 	}
-	if !strings.Contains(stdout, "time: ") || !strings.Contains(stdout, "measuring ") || !strings.Contains(stdout, "builds ") {
+	if !strings.Contains(stdout, "time: ") || !strings.Contains(stdout, "measuring ") || !strings.Contains(stdout, "build ") {
 		t.Errorf("run printed no time breakdown:\n%s", stdout)
 	}
 	if got := fmt.Sprint(cpu.Outputs); got != "[{output float32 [1 1]} {stateN float32 [2 1 128]}]" {
