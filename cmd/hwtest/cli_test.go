@@ -156,10 +156,10 @@ func TestRunEndToEnd(t *testing.T) {
 	if len(cpu.Metrics.BlockP50MS) != 10 || cpu.Provenance.Options["intra_op_num_threads"] != "1" {
 		t.Errorf("cpu cell: blocks %v, options %v", cpu.Metrics.BlockP50MS, cpu.Provenance.Options)
 	}
-	// How it was measured: warm-up timed and bounded by the measuring time, the timed
+	// How it was measured: warm-up timed and bounded (3 × the measuring time), the timed
 	// runs at least 200 ms, the threads and the governor named.
 	mt, pv := cpu.Metrics, cpu.Provenance
-	if mt.WarmupRuns < 6 || mt.WarmupMS <= 0 || mt.WarmupMS > 250 || mt.TimedMS < 200 || mt.BlockCoV <= 0 ||
+	if mt.WarmupRuns < 6 || mt.WarmupMS <= 0 || mt.WarmupMS > 650 || mt.TimedMS < 200 || mt.BlockCoV <= 0 ||
 		pv.IntraOpThreads != 1 || pv.InterOpThreads != 1 || pv.CPUGovernor == "" {
 		t.Errorf("cpu cell's measurement: %+v, provenance %+v", mt, pv)
 	}
