@@ -74,13 +74,19 @@ func Models(src []byte, n int, ids ...string) ([]byte, error) {
 		copies[i] = &m
 	}
 	models.Content = copies
+	return encode(&doc)
+}
+
+// encode writes a YAML document back with models.yaml's two-space indent.
+func encode(doc *yaml.Node) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
+	if err := enc.Encode(doc); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), enc.Close()
+	err := enc.Close()
+	return buf.Bytes(), err
 }
 
 func idNode(m *yaml.Node) *yaml.Node { return value(m, "id") }
@@ -123,13 +129,7 @@ func Tag(src []byte, id, tag string) ([]byte, error) {
 			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "tags"}, tags)
 		}
 		tags.Content = append(tags.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: tag})
-		var buf bytes.Buffer
-		enc := yaml.NewEncoder(&buf)
-		enc.SetIndent(2)
-		if err := enc.Encode(&doc); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), enc.Close()
+		return encode(&doc)
 	}
 	return nil, fmt.Errorf("models.yaml has no model %q", id)
 }
