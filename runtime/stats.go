@@ -77,7 +77,8 @@ type Warmup struct {
 	Drift float64
 }
 
-// now is the clock WarmUp and Measure read; tests advance a fake one.
+// now is time.Now, the clock WarmUp and Measure read. It is a variable only so
+// that TestBudget can replay chosen latencies without sleeping; hwtest never sets it.
 var now = time.Now
 
 func since(t time.Time) time.Duration { return now().Sub(t) }
