@@ -247,12 +247,6 @@ func bareNativeLoop(c *Cell, runs int) ([]float64, error) {
 	return ms, nil
 }
 
-func quantile(xs []float64, p float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return percentile(s, p)
-}
-
 // BenchmarkPerRunCosts prices each thing Bound.Run does around the inference that
 // a bare loop does not: the timeout's timer, clearing the terminate flag, and the
 // RunOptions they need (RunWithOptions instead of Run). Their sum against a model's

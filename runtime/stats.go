@@ -132,10 +132,13 @@ func (b Budget) Measure(run func() (time.Duration, error)) ([]time.Duration, err
 	return samples, nil
 }
 
-func median(xs []float64) float64 {
+func median(xs []float64) float64 { return quantile(xs, 50) }
+
+// quantile is the p-th percentile of unsorted values (xs is left as it was).
+func quantile(xs []float64, p float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	return percentile(s, 50)
+	return percentile(s, p)
 }
 
 // LatencyStats summarises measured latencies, given in the order they ran.
