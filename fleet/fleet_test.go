@@ -1,0 +1,197 @@
+package fleet_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/hwtest/hwtest/fleet"
+	"github.com/hwtest/hwtest/internal/fleettest"
+	"github.com/hwtest/hwtest/matrix"
+	"github.com/hwtest/hwtest/result"
+)
+
+// startServer starts a real embedded NATS server with JetStream in a folder of
+// the test's.
+func startServer(t testing.TB) *fleet.Server {
+	t.Helper()
+	s, err := fleet.StartServer(fleet.ServerOptions{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := fleet.Connect(fleet.ConnectOptions{URL: url, Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
+
+// startWorker runs a worker in this process, on its own connection, until the test ends.
+func startWorker(t testing.TB, url, id string, targets []string, exec fleet.Executor) {
+	t.Helper()
+	nc, js := connect(t, url)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	w := &fleet.Worker{JS: js, NC: nc, Exec: exec, Heartbeat: 200 * time.Millisecond, Queue: fleet.QueueOptions{AckWait: time.Second},
+		Announce: fleet.Announcement{ID: id, Host: "test", Targets: targets, CatalogSHA256: "test-catalog"}}
+	wg.Go(func() {
+		if err := w.Run(ctx); err != nil {
+			t.Errorf("worker %s: %v", id, err)
+		}
+	})
+	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+func submit(t testing.TB, url string, p fleet.Plan) *fleet.Outcome {
+	t.Helper()
+	nc, js := connect(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if p.CatalogSHA256 == "" {
+		p.CatalogSHA256 = "test-catalog"
+	}
+	out, err := (&fleet.Submitter{JS: js, NC: nc, WaitWorkers: 5 * time.Second}).Run(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func cellsByKey(t testing.TB, cells []matrix.Cell) map[string]matrix.Cell {
+	t.Helper()
+	m := map[string]matrix.Cell{}
+	for _, c := range cells {
+		k := c.Model + "/" + c.Target
+		if _, dup := m[k]; dup {
+			t.Errorf("two cells for %s", k)
+		}
+		m[k] = c
+	}
+	return m
+}
+
+func models(n int) []string {
+	var ms []string
+	for i := range n {
+		ms = append(ms, fmt.Sprintf("m%03d", i))
+	}
+	return ms
+}
+
+// Jobs go only to workers that have their target; a target no worker has is
+// unavailable, naming the workers seen, and falls back along its chain.
+func TestJobsGoToWorkersWithTheTarget(t *testing.T) {
+	s := startServer(t)
+	startWorker(t, s.URL, "w-cpu", []string{"cpu"}, fleettest.Exec("w-cpu"))
+	startWorker(t, s.URL, "w-wasm", []string{"wasm"}, fleettest.Exec("w-wasm"))
+	out := submit(t, s.URL, fleet.Plan{Run: "r1", Models: models(6), Targets: []string{"cpu", "wasm", "cuda"},
+		Chains: map[string][]string{"cuda": {"cpu"}}})
+	cells := cellsByKey(t, out.Cells)
+	if len(cells) != 18 {
+		t.Fatalf("%d cells, want 18 (6 models × 3 targets)", len(cells))
+	}
+	for _, m := range models(6) {
+		for _, tg := range []string{"cpu", "wasm"} {
+			c := cells[m+"/"+tg]
+			if c.Status != result.StatusPass || !strings.Contains(c.Checks[0].Reason, "w-"+tg) {
+				t.Errorf("%s/%s: %s %q, want pass run by w-%s", m, tg, c.Status, c.Checks[0].Reason, tg)
+			}
+		}
+		c := cells[m+"/cuda"]
+		want := "no worker in the fleet has cuda (workers seen: w-cpu (cpu); w-wasm (wasm))"
+		if c.Status != result.StatusUnavailable || c.Reason != want || c.FallsBackTo != "cuda → cpu" {
+			t.Errorf("%s/cuda: %s %q falls back %q; want unavailable %q, cuda → cpu", m, c.Status, c.Reason, c.FallsBackTo, want)
+		}
+	}
+	if out.PerWorker["w-cpu"] != 6 || out.PerWorker["w-wasm"] != 6 || out.Jobs != 12 {
+		t.Errorf("jobs %d per worker %v; want 12: 6 each", out.Jobs, out.PerWorker)
+	}
+}
+
+// A job whose target fails on its worker runs on the next target of the chain; the
+// failed cell stays the target's, pointing at the fallback, never a pass.
+func TestFailedTargetRetriedOnItsChain(t *testing.T) {
+	s := startServer(t)
+	trivial := fleettest.Exec("w1")
+	startWorker(t, s.URL, "w1", []string{"tensorrt", "cuda", "cpu"}, func(ctx context.Context, j fleet.Job) ([]matrix.Cell, error) {
+		if j.Target != "cpu" {
+			return []matrix.Cell{{Model: j.Model, Target: j.Target, Status: result.StatusError, Reason: "session creation failed on " + j.Target}}, nil
+		}
+		return trivial(ctx, j)
+	})
+	out := submit(t, s.URL, fleet.Plan{Run: "r2", Models: []string{"m"}, Targets: []string{"tensorrt"},
+		Chains: map[string][]string{"tensorrt": {"cuda", "cpu"}, "cuda": {"cpu"}}})
+	cells := cellsByKey(t, out.Cells)
+	trt, cuda, cpu := cells["m/tensorrt"], cells["m/cuda"], cells["m/cpu"]
+	if trt.Status != result.StatusError || trt.FallsBackTo != "tensorrt → cuda" {
+		t.Errorf("tensorrt: %s, falls back %q; want error, tensorrt → cuda", trt.Status, trt.FallsBackTo)
+	}
+	if cuda.Status != result.StatusError || cuda.FallsBackTo != "cuda → cpu" {
+		t.Errorf("cuda: %s, falls back %q; want error, cuda → cpu", cuda.Status, cuda.FallsBackTo)
+	}
+	if cpu.Status != result.StatusPass {
+		t.Errorf("cpu: %s, want pass", cpu.Status)
+	}
+	if len(cells) != 3 {
+		t.Errorf("%d cells, want 3", len(cells))
+	}
+}
+
+// A result from a worker that never announced itself is rejected; the job's real
+// result is taken.
+func TestResultOfUnannouncedWorkerRejected(t *testing.T) {
+	s := startServer(t)
+	nc, js := connect(t, s.URL)
+	ctx := context.Background()
+	if err := fleet.Setup(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	// The forged result is in the stream before the job is even submitted.
+	forged, _ := json.Marshal(fleet.Result{Job: fleet.Job{ID: fleet.JobID("r3", "m", "cpu"), Run: "r3", Model: "m", Target: "cpu"}, Worker: "rogue",
+		Cells: fleet.WireCells([]matrix.Cell{{Model: "m", Target: "cpu", Status: result.StatusPass, Reason: "forged"}})})
+	if _, err := js.Publish(ctx, "hwtest.results.r3", forged); err != nil {
+		t.Fatal(err)
+	}
+	_ = nc
+	startWorker(t, s.URL, "w1", []string{"cpu"}, func(ctx context.Context, j fleet.Job) ([]matrix.Cell, error) {
+		time.Sleep(300 * time.Millisecond) // the forged result is read first
+		return fleettest.Exec("w1")(ctx, j)
+	})
+	out := submit(t, s.URL, fleet.Plan{Run: "r3", Models: []string{"m"}, Targets: []string{"cpu"}})
+	c := cellsByKey(t, out.Cells)["m/cpu"]
+	if c.Reason == "forged" || !strings.Contains(c.Checks[0].Reason, "w1") {
+		t.Errorf("took the cell %+v, want w1's", c)
+	}
+	if len(out.Rejected) != 1 || !strings.Contains(out.Rejected[0], `"rogue" rejected: that worker never announced itself`) {
+		t.Errorf("rejected %q, want the rogue's result", out.Rejected)
+	}
+}
+
+// A worker whose catalog differs is not given the jobs: the cell says why.
+func TestWorkerWithOtherCatalogNotUsed(t *testing.T) {
+	s := startServer(t)
+	startWorker(t, s.URL, "w-old", []string{"cpu"}, fleettest.Exec("w-old"))
+	out := submit(t, s.URL, fleet.Plan{Run: "r4", Models: []string{"m"}, Targets: []string{"cpu"}, CatalogSHA256: "newer"})
+	c := cellsByKey(t, out.Cells)["m/cpu"]
+	if c.Status != result.StatusUnavailable || !strings.Contains(c.Reason, "w-old (cpu; other catalogs: sha256 test-catalog, this run's newer: update its checkout)") {
+		t.Errorf("cell %s %q", c.Status, c.Reason)
+	}
+}
