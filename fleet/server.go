@@ -107,6 +107,9 @@ func StartServer(o ServerOptions) (*Server, error) {
 	if !isLoopback(host) && o.Credentials == nil {
 		return nil, fmt.Errorf("--listen %s is reachable from other machines: give credentials (--credentials FILE with \"user:password\", or $%s and $%s), and TLS (--tls-cert, --tls-key) unless the network is trusted", o.Listen, UserEnv, PasswordEnv)
 	}
+	if port == 0 {
+		port = server.RANDOM_PORT // nats-server reads 0 as its default, 4222
+	}
 	if o.MaxPayload == 0 {
 		o.MaxPayload = 8 << 20
 	}

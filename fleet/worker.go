@@ -31,13 +31,10 @@ type Announcement struct {
 	Stopped       bool              `json:"stopped,omitempty"` // said goodbye
 }
 
-// ErrRefused is wrapped by an executor that will not run a job here (its catalog
-// or model differ and cannot be fetched): the job goes back for another worker.
-var ErrRefused = errors.New("refused")
-
 // Executor runs one job and returns its cells (a failing model is failing cells,
-// not an error). An error wrapping ErrRefused hands the job back; any other error
-// is the job's result, an error cell.
+// not an error). An error is the job's result, an error cell: a worker that will
+// not run a job (its catalogs or model file differ) says so in the cell rather than
+// handing the job back, which could go round the fleet for ever.
 type Executor func(ctx context.Context, j Job) ([]matrix.Cell, error)
 
 // Worker takes jobs of its targets one at a time.
@@ -198,10 +195,6 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, ackWait time.Dur
 	case ctx.Err() != nil:
 		// Stopped: the job goes to another worker now, not after AckWait.
 		msg.Nak()
-		return
-	case errors.Is(err, ErrRefused):
-		fmt.Fprintf(w.Log, "worker %s: %s: %v\n", w.Announce.ID, j.ID, err)
-		msg.NakWithDelay(5 * time.Second)
 		return
 	case err != nil:
 		res.Cells = []Cell{errorCell(j, err.Error(), "")}

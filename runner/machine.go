@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"time"
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/hardware"
@@ -26,8 +28,9 @@ type Machine struct {
 	Detected  []result.Detected // per catalog target
 }
 
-// NewMachine builds the suite and probes the catalog's targets. o.RunID names the
-// build folder; OutDir, ModelIDs, TargetIDs and LabelFilter are set per cell.
+// NewMachine builds the suite and probes the catalog's targets, only o.TargetIDs'
+// when set. o.RunID names the build folder; OutDir, ModelIDs and LabelFilter are set
+// per cell.
 func NewMachine(ctx context.Context, o Options) (*Machine, error) {
 	if !filepath.IsAbs(o.Root) {
 		return nil, fmt.Errorf("runner: Root %q must be absolute", o.Root)
@@ -37,6 +40,9 @@ func NewMachine(ctx context.Context, o Options) (*Machine, error) {
 		return nil, err
 	}
 	rts := hardware.Targets(o.Catalogs.Targets)
+	if len(o.TargetIDs) > 0 {
+		rts = slices.DeleteFunc(rts, func(t runtime.Target) bool { return !slices.Contains(o.TargetIDs, t.ID) })
+	}
 	build := startBuild(ctx, o, binDir)
 	det := hardware.Detect(ctx, rts...)
 	runtime.Shutdown() // the browser probes started Chromium; each suite starts its own
@@ -63,9 +69,13 @@ func (m *Machine) Available() []string {
 
 // RunCell runs model's specs on one target in a suite process of its own and
 // returns that target's cells; outDir keeps the Ginkgo report. A crash, a hang
-// (timeout) or an interrupt is the cell's status, as in a run's matrix.
-func (m *Machine) RunCell(ctx context.Context, model catalog.Model, target, outDir string) ([]matrix.Cell, error) {
+// (timeout, when positive, else the Machine's) or an interrupt is the cell's status,
+// as in a run's matrix.
+func (m *Machine) RunCell(ctx context.Context, model catalog.Model, target, outDir string, timeout time.Duration) ([]matrix.Cell, error) {
 	o := m.o
+	if timeout > 0 {
+		o.Timeout = timeout
+	}
 	o.OutDir, o.ModelIDs, o.TargetIDs = outDir, []string{model.ID}, []string{target}
 	o.LabelFilter = result.TargetLabel(target)
 	if err := os.MkdirAll(filepath.Join(outDir, "ginkgo"), 0o755); err != nil {

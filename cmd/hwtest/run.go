@@ -32,6 +32,9 @@ type RunOptions struct {
 	Timeout    time.Duration
 	ReportsDir string
 	NoGenerate bool
+	// Fleet is a fleet's NATS URL: the jobs go to its workers instead of running here.
+	Fleet string
+	FleetFlags
 }
 
 // ExitInterrupted is the shell's status for a command stopped by SIGINT (128 + 2).
@@ -66,6 +69,8 @@ func newRunCmd(g *Globals, runF func(*RunOptions) error) *cobra.Command {
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "per-model process timeout")
 	cmd.Flags().StringVar(&opts.ReportsDir, "reports", "", "reports folder (default ROOT/reports)")
 	cmd.Flags().BoolVar(&opts.NoGenerate, "no-generate", false, "run generated/ as it is, without regenerating")
+	cmd.Flags().StringVar(&opts.Fleet, "fleet", "", "run on a fleet's workers: its NATS URL (see `hwtest serve`, `hwtest worker`)")
+	addFleetFlags(cmd, &opts.FleetFlags)
 	return cmd
 }
 
@@ -105,6 +110,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			return fmt.Errorf("--target %q is not in %s%s", id, relToWD(opts.HardwareFile), catalog.DidYouMean(id, targetIDs))
 		}
 		labels = append(labels, result.TargetLabel(id))
+	}
+	if opts.Fleet != "" {
+		return runFleet(ctx, opts, c) // the workers generate and build their own suites
 	}
 	if !opts.NoGenerate {
 		files, err := generator.Generate(c)

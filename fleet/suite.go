@@ -1,0 +1,80 @@
+package fleet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/matrix"
+	"github.com/hwtest/hwtest/runner"
+	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/spec"
+)
+
+// CatalogSHA256 names a pair of catalogs in the fleet: the sha256 of models.yaml's
+// bytes and hardware.yaml's. A worker runs only jobs of the catalogs it has, so a
+// model id means the same model on every machine.
+func CatalogSHA256(modelsFile, hardwareFile string) (string, error) {
+	h := sha256.New()
+	for _, f := range []string{modelsFile, hardwareFile} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ModelSHA256 is the hash of the file a model runs from on this machine (its source,
+// or the fixture standing in for it); "" when neither is here.
+func ModelSHA256(root string, m catalog.Model) string {
+	rm, err := runtime.ResolveIn(root, spec.ModelOf(m))
+	if err != nil {
+		return ""
+	}
+	return rm.SHA256
+}
+
+// SuiteExecutor runs jobs as `hwtest run` runs models: each job is the model's
+// specs on the job's target, in a suite process of its own.
+type SuiteExecutor struct {
+	Machine       *runner.Machine
+	Catalogs      *catalog.Catalogs
+	Root          string
+	CatalogSHA256 string
+	WorkDir       string // each job's Ginkgo report, removed when the job ends
+}
+
+// Exec runs one job. It refuses, with the reason as the job's error cell, a job of
+// other catalogs or of a model file other than this machine's: it never runs
+// something else under the job's name.
+func (e *SuiteExecutor) Exec(ctx context.Context, j Job) ([]matrix.Cell, error) {
+	if j.CatalogSHA256 != e.CatalogSHA256 {
+		return nil, fmt.Errorf("refused: the job's catalogs have sha256 %s, this worker's %s: bring the worker's checkout to the submitter's commit and restart it", short(j.CatalogSHA256), short(e.CatalogSHA256))
+	}
+	m, ok := e.Catalogs.Model(j.Model)
+	if !ok {
+		return nil, fmt.Errorf("refused: model %q is not in this worker's catalog", j.Model)
+	}
+	if j.ModelSHA256 != "" {
+		have := ModelSHA256(e.Root, m)
+		switch {
+		case have == "":
+			return nil, fmt.Errorf("refused: model %q is not on this worker (run `make setup` there)", j.Model)
+		case have != j.ModelSHA256:
+			return nil, fmt.Errorf("refused: this worker's file for %q has sha256 %s, the submitter's %s (one has the real model, the other its fixture?): run `make setup` on both", j.Model, short(have), short(j.ModelSHA256))
+		}
+	}
+	dir, err := os.MkdirTemp(e.WorkDir, "job-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	return e.Machine.RunCell(ctx, m, j.Target, dir, j.Timeout)
+}
