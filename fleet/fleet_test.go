@@ -195,3 +195,78 @@ func TestWorkerWithOtherCatalogNotUsed(t *testing.T) {
 		t.Errorf("cell %s %q", c.Status, c.Reason)
 	}
 }
+
+// A job that takes longer than AckWait stays with its worker (InProgress), not
+// redelivered to another while it runs.
+func TestLongJobKeptWhileItRuns(t *testing.T) {
+	s := startServer(t)
+	startWorker(t, s.URL, "w1", []string{"cpu"}, fleettest.Exec("w1"))
+	startWorker(t, s.URL, "w2", []string{"cpu"}, fleettest.Exec("w2"))
+	nc, js := connect(t, s.URL)
+	attempts := map[string]int{}
+	var mu sync.Mutex
+	sub := &fleet.Submitter{JS: js, NC: nc, Progress: func(p fleet.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Taken {
+			attempts[p.Job.ID]++
+		}
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// AckWait is 1 s (startWorker); the job runs 3.5 s.
+	out, err := sub.Run(ctx, fleet.Plan{Run: "long", Models: []string{"m"}, Targets: []string{"cpu"}, CatalogSHA256: "test-catalog",
+		Payload: func(string, string) []byte { return fleettest.Payload{SleepMS: 3500}.Encode() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cellsByKey(t, out.Cells)["m/cpu"]; c.Status != result.StatusPass {
+		t.Errorf("cell %s %q", c.Status, c.Reason)
+	}
+	time.Sleep(200 * time.Millisecond) // the events of a redelivery would be in by now
+	mu.Lock()
+	defer mu.Unlock()
+	if n := attempts[fleet.JobID("long", "m", "cpu")]; n != 1 {
+		t.Errorf("the job was taken %d times, want once", n)
+	}
+}
+
+// A job with two results (its first worker stored one and died before the ack; the
+// job ran again) counts once: the first.
+func TestSecondResultOfAJobIgnored(t *testing.T) {
+	s := startServer(t)
+	_, js := connect(t, s.URL)
+	ctx := context.Background()
+	if err := fleet.Setup(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	// w-dead announced itself, stored the result of job a twice (its publish
+	// retried after a lost acknowledgement, on a connection of another id) and died.
+	kv, err := js.KeyValue(ctx, fleet.WorkersBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann, _ := json.Marshal(fleet.Announcement{ID: "w-dead", Targets: []string{"cpu"}, CatalogSHA256: "test-catalog", Stopped: true})
+	if _, err := kv.Put(ctx, "w-dead", ann); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		res, _ := json.Marshal(fleet.Result{Job: fleet.Job{ID: fleet.JobID("dup", "a", "cpu"), Run: "dup", Model: "a", Target: "cpu"}, Worker: "w-dead",
+			Cells: fleet.WireCells([]matrix.Cell{{Model: "a", Target: "cpu", Status: result.StatusPass, Reason: "first"}})})
+		if _, err := js.Publish(ctx, "hwtest.results.dup", res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startWorker(t, s.URL, "w1", []string{"cpu"}, func(ctx context.Context, j fleet.Job) ([]matrix.Cell, error) {
+		time.Sleep(500 * time.Millisecond) // b ends after both results of a are read
+		return fleettest.Exec("w1")(ctx, j)
+	})
+	out := submit(t, s.URL, fleet.Plan{Run: "dup", Models: []string{"a", "b"}, Targets: []string{"cpu"}})
+	cells := cellsByKey(t, out.Cells)
+	if cells["a/cpu"].Reason != "first" || len(cells) != 2 {
+		t.Errorf("cells %v", cells)
+	}
+	if out.PerWorker["w-dead"] != 1 {
+		t.Errorf("w-dead's results counted %d times, want once", out.PerWorker["w-dead"])
+	}
+}
