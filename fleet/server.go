@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 )
 
 // DefaultListen is where `hwtest serve` listens: this machine only.
@@ -23,26 +24,33 @@ const DefaultListen = "127.0.0.1:4222"
 const (
 	UserEnv            = "HWTEST_NATS_USER"
 	PasswordEnv        = "HWTEST_NATS_PASSWORD"
-	CredentialsFileEnv = "HWTEST_NATS_CREDENTIALS" // a file holding "user:password"
+	CredentialsFileEnv = "HWTEST_NATS_CREDENTIALS" // a file holding "user:password" or an nkey user seed
 )
 
-// Credentials are a NATS user and password.
+// Credentials are a NATS user and password, or an nkey.
 type Credentials struct {
 	User     string
 	Password string
+	// Seed is an nkey user seed ("SU…") in place of a password; User is then its
+	// public key. The server is sent only a signature of its nonce, never the seed.
+	Seed string
 }
 
-// String never shows the password.
+// String never shows the password or the seed.
 func (c *Credentials) String() string {
-	if c == nil {
+	switch {
+	case c == nil:
 		return "no credentials"
+	case c.Seed != "":
+		return "nkey " + c.User + " (seed not shown)"
 	}
 	return "user " + c.User + " (password not shown)"
 }
 
-// LoadCredentials reads the credentials from file (one line "user:password"; a
-// file only its owner can read), else from $HWTEST_NATS_CREDENTIALS naming such a
-// file, else from $HWTEST_NATS_USER and $HWTEST_NATS_PASSWORD; nil when none is set.
+// LoadCredentials reads the credentials from file (one line, "user:password" or
+// an nkey user seed as `nk -gen user` writes it; a file only its owner can read),
+// else from $HWTEST_NATS_CREDENTIALS naming such a file, else from
+// $HWTEST_NATS_USER and $HWTEST_NATS_PASSWORD; nil when none is set.
 func LoadCredentials(file string) (*Credentials, error) {
 	if file == "" {
 		file = os.Getenv(CredentialsFileEnv)
@@ -56,9 +64,13 @@ func LoadCredentials(file string) (*Credentials, error) {
 			return nil, fmt.Errorf("credentials: %s can be read by others (mode %v): chmod 600 %s", file, st.Mode().Perm(), file)
 		}
 		line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-		user, pass, ok := strings.Cut(strings.TrimSpace(line), ":")
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "SU") && !strings.Contains(line, ":") {
+			return nkeyCredentials(file, line)
+		}
+		user, pass, ok := strings.Cut(line, ":")
 		if !ok || user == "" || pass == "" {
-			return nil, fmt.Errorf("credentials: %s: want one line \"user:password\"", file)
+			return nil, fmt.Errorf("credentials: %s: want one line, \"user:password\" or an nkey user seed (SU…)", file)
 		}
 		return &Credentials{User: user, Password: pass}, nil
 	}
@@ -70,6 +82,19 @@ func LoadCredentials(file string) (*Credentials, error) {
 		return nil, fmt.Errorf("credentials: set both %s and %s, or neither", UserEnv, PasswordEnv)
 	}
 	return &Credentials{User: user, Password: pass}, nil
+}
+
+func nkeyCredentials(file, seed string) (*Credentials, error) {
+	kp, err := nkeys.FromSeed([]byte(seed))
+	if err != nil {
+		return nil, fmt.Errorf("credentials: %s: not an nkey user seed: %w", file, err)
+	}
+	defer kp.Wipe()
+	pub, err := kp.PublicKey()
+	if err != nil {
+		return nil, fmt.Errorf("credentials: %s: %w", file, err)
+	}
+	return &Credentials{User: pub, Seed: seed}, nil
 }
 
 // ServerOptions configure the embedded server of `hwtest serve`.
@@ -105,7 +130,10 @@ func StartServer(o ServerOptions) (*Server, error) {
 		return nil, fmt.Errorf("--listen %q: the port must be a number from 0 to 65535", o.Listen)
 	}
 	if !isLoopback(host) && o.Credentials == nil {
-		return nil, fmt.Errorf("--listen %s is reachable from other machines: give credentials (--credentials FILE with \"user:password\", or $%s and $%s), and TLS (--tls-cert, --tls-key) unless the network is trusted", o.Listen, UserEnv, PasswordEnv)
+		return nil, fmt.Errorf("--listen %s is reachable from other machines: give credentials (--credentials FILE with \"user:password\" or an nkey user seed, or $%s and $%s), and TLS (--tls-cert, --tls-key) unless the network is trusted", o.Listen, UserEnv, PasswordEnv)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT // NATS reads port 0 as its default, 4222: take any free port, as net.Listen does
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT // nats-server reads 0 as its default, 4222
@@ -118,11 +146,16 @@ func StartServer(o ServerOptions) (*Server, error) {
 		JetStream: true, StoreDir: o.StoreDir,
 		MaxPayload: o.MaxPayload,
 		NoSigs:     true, // hwtest serve handles SIGINT/SIGTERM itself
+		// No logger at all. Were one set, NATS still shows no password: its trace
+		// of CONNECT says "pass":"[REDACTED]" (checked with Debug and Trace on).
 		NoLog:      true,
 		ServerName: "hwtest",
 	}
-	if o.Credentials != nil {
-		opts.Username, opts.Password = o.Credentials.User, o.Credentials.Password
+	switch c := o.Credentials; {
+	case c != nil && c.Seed != "":
+		opts.Nkeys = []*server.NkeyUser{{Nkey: c.User}} // the public key: the seed stays with the clients
+	case c != nil:
+		opts.Username, opts.Password = c.User, c.Password
 	}
 	scheme := "nats"
 	if o.TLSCert != "" || o.TLSKey != "" {
@@ -186,8 +219,18 @@ func Connect(o ConnectOptions) (*nats.Conn, error) {
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.RetryOnFailedConnect(false),
 	}
-	if o.Credentials != nil {
-		opts = append(opts, nats.UserInfo(o.Credentials.User, o.Credentials.Password))
+	switch c := o.Credentials; {
+	case c != nil && c.Seed != "":
+		opts = append(opts, nats.Nkey(c.User, func(nonce []byte) ([]byte, error) {
+			kp, err := nkeys.FromSeed([]byte(c.Seed))
+			if err != nil {
+				return nil, err
+			}
+			defer kp.Wipe()
+			return kp.Sign(nonce)
+		}))
+	case c != nil:
+		opts = append(opts, nats.UserInfo(c.User, c.Password))
 	}
 	if o.TLSCA != "" {
 		pem, err := os.ReadFile(o.TLSCA)
@@ -202,16 +245,44 @@ func Connect(o ConnectOptions) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(o.URL, opts...)
 	if err != nil {
+		url, inURL := redactURL(o.URL)
 		hint := ""
 		switch {
-		case errors.Is(err, nats.ErrAuthorization) && o.Credentials == nil:
-			hint = fmt.Sprintf(": the server wants credentials (--credentials FILE, or $%s and $%s)", UserEnv, PasswordEnv)
-		case errors.Is(err, nats.ErrAuthorization):
+		case errors.Is(err, nats.ErrAuthorization) && o.Credentials != nil:
 			hint = ": the server refused " + o.Credentials.String()
+		case errors.Is(err, nats.ErrAuthorization) && inURL:
+			hint = ": the server refused the credentials in the URL"
+		case errors.Is(err, nats.ErrAuthorization):
+			hint = fmt.Sprintf(": the server wants credentials (--credentials FILE, or $%s and $%s)", UserEnv, PasswordEnv)
 		case errors.Is(err, nats.ErrNoServers):
 			hint = ": is `hwtest serve` (or your NATS server) running there?"
 		}
-		return nil, fmt.Errorf("connecting to %s: %w%s", o.URL, err, hint)
+		return nil, fmt.Errorf("connecting to %s: %w%s", url, err, hint)
 	}
 	return nc, nil
+}
+
+// redactURL hides the credentials nats.go also takes in a server URL
+// (nats://user:password@host, or nats://token@host), in each URL of a
+// comma-separated list, so that an error can name the server; inURL says whether
+// there were any.
+func redactURL(urls string) (redacted string, inURL bool) {
+	parts := strings.Split(urls, ",")
+	for i, u := range parts {
+		at := strings.LastIndex(u, "@")
+		if at < 0 {
+			continue
+		}
+		inURL = true
+		start := 0
+		if s := strings.Index(u, "://"); s >= 0 && s < at {
+			start = s + len("://")
+		}
+		userinfo := "xxxxx" // a token
+		if user, _, ok := strings.Cut(u[start:at], ":"); ok {
+			userinfo = user + ":xxxxx"
+		}
+		parts[i] = u[:start] + userinfo + u[at:]
+	}
+	return strings.Join(parts, ","), inURL
 }

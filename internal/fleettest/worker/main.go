@@ -1,5 +1,6 @@
 // Command worker is a fleet worker process that runs trivial jobs (fleettest.Exec)
-// with the fleet's real worker code, for the tests that SIGKILL workers.
+// with the fleet's real worker code, for the tests that SIGKILL workers and those
+// of credentials and TLS (--credentials, --tls-ca).
 package main
 
 import (
@@ -25,10 +26,17 @@ func main() {
 	catalog := flag.String("catalog", "test-catalog", "catalog sha256 to announce")
 	maxCrashes := flag.Int("max-crashes", 0, "deliveries before a job is poison")
 	ackWait := flag.Duration("ack-wait", time.Second, "the consumers' AckWait, when this worker creates them")
+	credFile := flag.String("credentials", "", "file of the fleet's credentials (else $"+fleet.CredentialsFileEnv+", or $"+fleet.UserEnv+" and $"+fleet.PasswordEnv+")")
+	tlsCA := flag.String("tls-ca", "", "PEM file of the CA that signed the server's certificate")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	nc, err := fleet.Connect(fleet.ConnectOptions{URL: *url, Name: *id})
+	creds, err := fleet.LoadCredentials(*credFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	nc, err := fleet.Connect(fleet.ConnectOptions{URL: *url, Name: *id, Credentials: creds, TLSCA: *tlsCA})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
