@@ -135,8 +135,13 @@ func StartServer(o ServerOptions) (*Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT // NATS reads port 0 as its default, 4222: take any free port, as net.Listen does
 	}
-	if port == 0 {
-		port = server.RANDOM_PORT // nats-server reads 0 as its default, 4222
+	if port != 0 {
+		// With no logger, nats-server would only time out on a port in use.
+		l, err := net.Listen("tcp", net.JoinHostPort(host, portStr))
+		if err != nil {
+			return nil, fmt.Errorf("--listen %s: %w (another hwtest serve or NATS server?)", o.Listen, err)
+		}
+		l.Close()
 	}
 	if o.MaxPayload == 0 {
 		o.MaxPayload = 8 << 20
