@@ -32,16 +32,7 @@ func startServer(t testing.TB) *fleet.Server {
 
 func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := fleet.Connect(fleet.ConnectOptions{URL: url, Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nc, js
+	return connectWith(t, fleet.ConnectOptions{URL: url})
 }
 
 // startWorker runs a worker in this process, on its own connection, until the test ends.

@@ -70,7 +70,7 @@ func startServerWith(t *testing.T, o fleet.ServerOptions) *fleet.Server {
 	return s
 }
 
-func connectWith(t *testing.T, o fleet.ConnectOptions) (*nats.Conn, jetstream.JetStream) {
+func connectWith(t testing.TB, o fleet.ConnectOptions) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
 	o.Name = t.Name()
 	nc, err := fleet.Connect(o)

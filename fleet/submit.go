@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -240,7 +240,7 @@ func (r *fleetRun) has(target string) bool {
 // missing says why no worker runs target: the workers seen and what they have.
 func (r *fleetRun) missing(target string) string {
 	var seen []string
-	for _, id := range sortedKeys(r.workers) {
+	for _, id := range slices.Sorted(maps.Keys(r.workers)) {
 		a := r.workers[id]
 		desc := id + " (" + strings.Join(a.Targets, ", ")
 		switch {
@@ -451,7 +451,7 @@ func (r *fleetRun) outcome() *Outcome {
 	for _, k := range r.order {
 		out.Cells = append(out.Cells, r.cells[k]...)
 	}
-	for _, id := range sortedKeys(r.workers) {
+	for _, id := range slices.Sorted(maps.Keys(r.workers)) {
 		out.Workers = append(out.Workers, r.workers[id])
 	}
 	return &out
@@ -474,13 +474,4 @@ func (r *fleetRun) publishManifest(ctx context.Context) {
 	if err != nil {
 		fmt.Fprintf(r.s.Log, "fleet: the run's manifest was not published (hwtest serve will not store it): %v\n", err)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -264,11 +264,7 @@ func runFleet(ctx context.Context, opts *RunOptions, c *catalog.Catalogs) error 
 	if err != nil {
 		return err
 	}
-	reports := opts.ReportsDir
-	if reports == "" {
-		reports = filepath.Join(opts.Root, "reports")
-	}
-	id, out, err := runner.NewRunDir(reports)
+	reports, id, out, err := opts.newRunDir()
 	if err != nil {
 		return err
 	}

@@ -123,11 +123,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			return err
 		}
 	}
-	reports := opts.ReportsDir
-	if reports == "" {
-		reports = filepath.Join(opts.Root, "reports")
-	}
-	id, out, err := runner.NewRunDir(reports)
+	reports, id, out, err := opts.newRunDir()
 	if err != nil {
 		return err
 	}
@@ -170,6 +166,17 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return errors.Join(err, stored)
 	}
 	return stored
+}
+
+// newRunDir makes the run's folder under the reports folder (--reports, else
+// ROOT/reports) and returns both, and the run's id.
+func (opts *RunOptions) newRunDir() (reports, id, dir string, err error) {
+	reports = opts.ReportsDir
+	if reports == "" {
+		reports = filepath.Join(opts.Root, "reports")
+	}
+	id, dir, err = runner.NewRunDir(reports)
+	return reports, id, dir, err
 }
 
 // newRunDisplay shows the run's cells as they end: a bar on a terminal, a line each
