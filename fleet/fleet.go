@@ -69,7 +69,8 @@ type Job struct {
 	// resolved. A worker whose own differ never runs the job under this name.
 	CatalogSHA256 string        `json:"catalog_sha256"`
 	ModelSHA256   string        `json:"model_sha256,omitempty"`
-	Timeout       time.Duration `json:"timeout"` // per suite process, as `hwtest run --timeout`
+	ModelFixture  bool          `json:"model_fixture,omitempty"` // that file is the model's zoo fixture
+	Timeout       time.Duration `json:"timeout"`                 // per suite process, as `hwtest run --timeout`
 	// Payload is for executors other than the suites' (the queue's own tests and
 	// benchmarks run trivial jobs through the same code).
 	Payload []byte `json:"payload,omitempty"`

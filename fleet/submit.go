@@ -28,7 +28,10 @@ type Plan struct {
 	Chains        map[string][]string
 	CatalogSHA256 string
 	ModelSHA256   map[string]string // by model id
-	Timeout       time.Duration
+	// ModelFiles are the submitter's model files by sha256, which a worker without
+	// one fetches through the fleet while the run lasts.
+	ModelFiles map[string]ModelFile
+	Timeout    time.Duration
 	// Payload, when set, gives each job's payload (tests and benchmarks).
 	Payload func(model, target string) []byte
 }
@@ -121,6 +124,13 @@ func (s *Submitter) Run(ctx context.Context, p Plan) (*Outcome, error) {
 		if err == nil {
 			defer sub.Unsubscribe()
 		}
+	}
+	if len(p.ModelFiles) > 0 {
+		sub, err := serveModels(ctx, s.JS, s.NC, p.Run, p.ModelFiles)
+		if err != nil {
+			return nil, fmt.Errorf("fleet: serving model files: %w", err)
+		}
+		defer sub.Unsubscribe()
 	}
 	var jobs []Job
 	for _, m := range p.Models {
@@ -300,6 +310,7 @@ func (r *fleetRun) plan(model, target, fallbackFor string) []Job {
 	r.planned[id] = true
 	j := Job{ID: id, Run: r.p.Run, Model: model, Target: target, FallbackFor: fallbackFor,
 		CatalogSHA256: r.p.CatalogSHA256, ModelSHA256: r.p.ModelSHA256[model], Timeout: r.p.Timeout}
+	j.ModelFixture = r.p.ModelFiles[j.ModelSHA256].Fixture
 	if r.p.Payload != nil {
 		j.Payload = r.p.Payload(model, target)
 	}

@@ -8,11 +8,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/matrix"
 	"github.com/hwtest/hwtest/runner"
-	"github.com/hwtest/hwtest/runtime"
-	"github.com/hwtest/hwtest/spec"
 )
 
 // CatalogSHA256 names a pair of catalogs in the fleet: the sha256 of models.yaml's
@@ -34,11 +35,8 @@ func CatalogSHA256(modelsFile, hardwareFile string) (string, error) {
 // ModelSHA256 is the hash of the file a model runs from on this machine (its source,
 // or the fixture standing in for it); "" when neither is here.
 func ModelSHA256(root string, m catalog.Model) string {
-	rm, err := runtime.ResolveIn(root, spec.ModelOf(m))
-	if err != nil {
-		return ""
-	}
-	return rm.SHA256
+	sha, _, _ := ResolveModel(root, m)
+	return sha
 }
 
 // SuiteExecutor runs jobs as `hwtest run` runs models: each job is the model's
@@ -49,6 +47,9 @@ type SuiteExecutor struct {
 	Root          string
 	CatalogSHA256 string
 	WorkDir       string // each job's Ginkgo report, removed when the job ends
+	// JS and NC reach the fleet, to fetch a model file this machine lacks.
+	JS jetstream.JetStream
+	NC *nats.Conn
 }
 
 // Exec runs one job. It refuses, with the reason as the job's error cell, a job of
@@ -64,6 +65,18 @@ func (e *SuiteExecutor) Exec(ctx context.Context, j Job) ([]matrix.Cell, error) 
 	}
 	if j.ModelSHA256 != "" {
 		have := ModelSHA256(e.Root, m)
+		if have == "" && e.JS != nil {
+			// Neither the model nor its fixture is here: the submitter's file comes
+			// through the fleet, checked against the job's sha256.
+			path, err := fetchPath(e.Root, m, j.ModelFixture)
+			if err == nil {
+				err = FetchModel(ctx, e.JS, e.NC, j.Run, j.ModelSHA256, path)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("refused: model %q is not on this worker and fetching it from the fleet failed: %v (run `make setup` there)", j.Model, err)
+			}
+			have = ModelSHA256(e.Root, m)
+		}
 		switch {
 		case have == "":
 			return nil, fmt.Errorf("refused: model %q is not on this worker (run `make setup` there)", j.Model)

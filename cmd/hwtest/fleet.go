@@ -250,7 +250,7 @@ func workerRun(ctx context.Context, opts *WorkerOptions) error {
 			fmt.Fprintf(opts.Stderr, "worker %s: not taking %s: %s\n", opts.Name, d.Target, d.Reason)
 		}
 	}
-	exec := &fleet.SuiteExecutor{Machine: m, Catalogs: c, Root: opts.Root, CatalogSHA256: sum, WorkDir: work}
+	exec := &fleet.SuiteExecutor{Machine: m, Catalogs: c, Root: opts.Root, CatalogSHA256: sum, WorkDir: work, JS: js, NC: nc}
 	w := &fleet.Worker{JS: js, NC: nc, Exec: exec.Exec, Log: opts.Stderr, Queue: fleet.QueueOptions{AckWait: opts.AckWait},
 		Announce: fleet.Announcement{ID: opts.Name, Host: host, Targets: targets, Detection: m.Detected, CatalogSHA256: sum,
 			Versions: map[string]string{"hwtest": codeCommit(opts.Root), "catalogs": catalogCommit(opts.Root), "go": goruntime.Version()}}}
@@ -278,12 +278,14 @@ func runFleet(ctx context.Context, opts *RunOptions, c *catalog.Catalogs) error 
 	}
 	defer nc.Close()
 	var allModels, allTargets []string
-	p := fleet.Plan{Run: id, Chains: map[string][]string{}, CatalogSHA256: sum, ModelSHA256: map[string]string{}, Timeout: opts.Timeout}
+	p := fleet.Plan{Run: id, Chains: map[string][]string{}, CatalogSHA256: sum, ModelSHA256: map[string]string{}, ModelFiles: map[string]fleet.ModelFile{}, Timeout: opts.Timeout}
 	for _, m := range c.Models {
 		allModels = append(allModels, m.ID)
 		if len(opts.ModelIDs) == 0 || slices.Contains(opts.ModelIDs, m.ID) {
 			p.Models = append(p.Models, m.ID)
-			p.ModelSHA256[m.ID] = fleet.ModelSHA256(opts.Root, m)
+			if sha, f, ok := fleet.ResolveModel(opts.Root, m); ok {
+				p.ModelSHA256[m.ID], p.ModelFiles[sha] = sha, f
+			}
 		}
 	}
 	for _, t := range c.Targets {
