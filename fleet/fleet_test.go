@@ -261,3 +261,37 @@ func TestSecondResultOfAJobIgnored(t *testing.T) {
 		t.Errorf("w-dead's results counted %d times, want once", out.PerWorker["w-dead"])
 	}
 }
+
+// Jobs whose target has lost every worker end, after Orphaned, as unavailable
+// saying so: the run does not wait for ever.
+func TestJobsOfALostTargetEnd(t *testing.T) {
+	s := startServer(t)
+	nc, js := connect(t, s.URL)
+	ctx := context.Background()
+	if err := fleet.Setup(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	kv, _ := js.KeyValue(ctx, fleet.WorkersBucket)
+	// w-gpu announced cuda and then stopped sending heartbeats (its machine died).
+	ann, _ := json.Marshal(fleet.Announcement{ID: "w-gpu", Targets: []string{"cuda"}, CatalogSHA256: "test-catalog"})
+	kv.Put(ctx, "w-gpu", ann)
+	startWorker(t, s.URL, "w-cpu", []string{"cpu"}, fleettest.Exec("w-cpu"))
+	sub := &fleet.Submitter{JS: js, NC: nc, Orphaned: 2 * time.Second, Silent: time.Second}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	start := time.Now()
+	out, err := sub.Run(ctx, fleet.Plan{Run: "lost", Models: []string{"m"}, Targets: []string{"cuda"}, CatalogSHA256: "test-catalog",
+		Chains: map[string][]string{"cuda": {"cpu"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := cellsByKey(t, out.Cells)
+	c := cells["m/cuda"]
+	if c.Status != result.StatusUnavailable || !strings.Contains(c.Reason, "w-gpu (cuda; last heard") || !strings.Contains(c.Reason, "was given up") || c.FallsBackTo != "cuda → cpu" {
+		t.Errorf("cuda: %s %q falls back %q", c.Status, c.Reason, c.FallsBackTo)
+	}
+	if cells["m/cpu"].Status != result.StatusPass {
+		t.Errorf("cpu: %s", cells["m/cpu"].Status)
+	}
+	t.Logf("ended after %v", time.Since(start).Round(time.Millisecond))
+}

@@ -46,6 +46,9 @@ type Submitter struct {
 	// Orphaned is how long a job waits with no live worker for its target before
 	// its cell says so (the workers that had it all died); 2 minutes when 0.
 	Orphaned time.Duration
+	// Silent is how long a worker may go without a heartbeat before it is taken
+	// for gone; 15s when 0 (workers beat every 2 s).
+	Silent time.Duration
 	// Progress hears of each job taken and each result.
 	Progress func(Progress)
 }
@@ -69,9 +72,6 @@ type Outcome struct {
 	Jobs      int
 }
 
-// heartbeatTimeout: a worker not heard from for this long is taken for gone.
-const heartbeatTimeout = 15 * time.Second
-
 // Run submits the plan's jobs and collects their results until each job has one
 // (or ctx ends: the cells so far are returned with ctx's error).
 func (s *Submitter) Run(ctx context.Context, p Plan) (*Outcome, error) {
@@ -83,6 +83,9 @@ func (s *Submitter) Run(ctx context.Context, p Plan) (*Outcome, error) {
 	}
 	if s.Orphaned <= 0 {
 		s.Orphaned = 2 * time.Minute
+	}
+	if s.Silent <= 0 {
+		s.Silent = 15 * time.Second
 	}
 	if err := Setup(ctx, s.JS); err != nil {
 		return nil, err
@@ -209,8 +212,8 @@ func (r *fleetRun) readWorkers(ctx context.Context) error {
 	return nil
 }
 
-func (a Announcement) live() bool {
-	return !a.Stopped && time.Since(a.Heartbeat) < heartbeatTimeout
+func (r *fleetRun) live(a Announcement) bool {
+	return !a.Stopped && time.Since(a.Heartbeat) < r.s.Silent
 }
 
 // waitWorkers waits for a first live worker (a fleet started with the run may
@@ -222,7 +225,7 @@ func (r *fleetRun) waitWorkers(ctx context.Context) error {
 			return fmt.Errorf("fleet: reading the workers: %w", err)
 		}
 		for _, a := range r.workers {
-			if a.live() {
+			if r.live(a) {
 				return nil
 			}
 		}
@@ -240,7 +243,7 @@ func (r *fleetRun) waitWorkers(ctx context.Context) error {
 // has says whether a live worker of the plan's catalog has target.
 func (r *fleetRun) has(target string) bool {
 	for _, a := range r.workers {
-		if a.live() && a.CatalogSHA256 == r.p.CatalogSHA256 && slices.Contains(a.Targets, target) {
+		if r.live(a) && a.CatalogSHA256 == r.p.CatalogSHA256 && slices.Contains(a.Targets, target) {
 			return true
 		}
 	}
@@ -256,7 +259,7 @@ func (r *fleetRun) missing(target string) string {
 		switch {
 		case a.Stopped:
 			desc += "; stopped"
-		case !a.live():
+		case !r.live(a):
 			desc += fmt.Sprintf("; last heard %s ago", time.Since(a.Heartbeat).Round(time.Second))
 		}
 		if a.CatalogSHA256 != r.p.CatalogSHA256 && slices.Contains(a.Targets, target) {
