@@ -317,3 +317,18 @@ func TestJobsOfALostTargetEnd(t *testing.T) {
 	}
 	t.Logf("ended after %v", time.Since(start).Round(time.Millisecond))
 }
+
+// A worker with several targets takes the jobs of one without waiting on the
+// others' empty queues each time (it did: 1 job/s with 5 targets).
+func TestWorkerWithManyTargetsNotHeldUpByEmptyOnes(t *testing.T) {
+	s := startServer(t)
+	startWorker(t, s.URL, "w1", []string{"cpu", "cuda", "rocm", "wasm", "webgpu"}, fleettest.Exec("w1"))
+	start := time.Now()
+	out := submit(t, s.URL, fleet.Plan{Run: "r5", Models: models(20), Targets: []string{"cuda"}})
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("20 trivial jobs of one target took %v, want well under 5s", took.Round(time.Millisecond))
+	}
+	if out.PerWorker["w1"] != 20 {
+		t.Errorf("w1 ran %d jobs, want 20", out.PerWorker["w1"])
+	}
+}

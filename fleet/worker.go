@@ -113,23 +113,51 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.beat(bye, kv)
 	}()
 	fmt.Fprintf(w.Log, "worker %s: taking jobs for %v\n", w.Announce.ID, w.Announce.Targets)
+	wait := 250 * time.Millisecond
+	if len(consumers) == 1 {
+		wait = 2 * time.Second
+	}
+	empty := 0 // fetches in a row that found no job
+	var lastErr string
 	for i := 0; ctx.Err() == nil; i++ {
 		// One job at a time, the targets in turn: a worker never holds a job it is
 		// not running (another worker could run it meanwhile).
 		c := consumers[i%len(consumers)]
-		wait := 250 * time.Millisecond
-		if len(consumers) == 1 {
-			wait = 2 * time.Second
+		var batch jetstream.MessageBatch
+		var err error
+		if empty < len(consumers) {
+			// Busy: a target with no job answers at once instead of holding up the
+			// others for its wait (a worker with 5 targets took 1 job/s from a run
+			// of one of them).
+			batch, err = c.FetchNoWait(1)
+		} else {
+			// A whole round found nothing: wait for a job on each in turn, not spin.
+			batch, err = c.Fetch(1, jetstream.FetchMaxWait(wait))
 		}
-		batch, err := c.Fetch(1, jetstream.FetchMaxWait(wait))
 		if err != nil {
 			if ctx.Err() == nil {
 				sleep(ctx, 250*time.Millisecond) // the server is restarting, or gone for now
 			}
 			continue
 		}
+		got := false
 		for msg := range batch.Messages() {
+			got = true
 			w.handle(ctx, msg, ackWait)
+		}
+		if got {
+			empty = 0
+			continue
+		}
+		empty++
+		if err := batch.Error(); err != nil && ctx.Err() == nil {
+			// Refused by the server (e.g. more workers waiting on this target than
+			// its consumer's MaxWaiting): asking again at once would only spin.
+			if err.Error() != lastErr {
+				fmt.Fprintf(w.Log, "worker %s: fetching from %s: %v\n", w.Announce.ID, c.CachedInfo().Name, err)
+				lastErr = err.Error()
+			}
+			sleep(ctx, 250*time.Millisecond)
 		}
 	}
 	return nil
