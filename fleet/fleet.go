@@ -185,6 +185,10 @@ func Setup(ctx context.Context, js jetstream.JetStream) error {
 	return nil
 }
 
+// MaxWorkersPerTarget is how many workers of one target can wait for its jobs at
+// once (the consumer's MaxWaiting, fixed when it is made).
+const MaxWorkersPerTarget = 10_000
+
 // QueueOptions are the job consumers' settings, fixed when a target's consumer is
 // first made.
 type QueueOptions struct {
@@ -212,6 +216,10 @@ func targetConsumer(ctx context.Context, js jetstream.JetStream, target string, 
 		// a dropped message would not give.
 		MaxDeliver:    -1,
 		MaxAckPending: -1,
+		// Each idle worker of the target keeps one pull request waiting here;
+		// past this many, the server refuses the rest (409) and they ask again
+		// every 250ms instead of waiting. NATS's default is 512.
+		MaxWaiting: MaxWorkersPerTarget,
 	})
 	if errors.Is(err, jetstream.ErrConsumerExists) {
 		return js.Consumer(ctx, JobsStream, name)
