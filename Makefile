@@ -82,7 +82,7 @@ suites: setup ## run the generated suites: every model on CPU, one per family on
 run: setup ## run every model on every target here; write reports/<run id>/matrix.{md,json}
 	@HWTEST_MEASURE_TIME=$(MEASURE_TIME) $(HWTEST) run
 
-bench: setup ## Go benchmarks, one package at a time so they do not share the cores: hwtest's latency against a bare ONNX Runtime loop, generator, runtime, history (a 300-cell store, the current matrix over 1,000 runs), hwtest report --html on 300 models × 14 targets × 50 runs
+bench: setup ## Go benchmarks, one package at a time so they do not share the cores: hwtest's latency against a bare ONNX Runtime loop, generator, runtime, history (a 300-cell store, the current matrix over 1,000 runs), hwtest report --html on 300 models × 14 targets × 50 runs, the fleet's queue (jobs/s of trivial jobs, 1 to 1,000 workers; heartbeats)
 	go test -p 1 -run '^$$' -bench . -benchmem -timeout 60m $(UNIT_PKGS)
 
 clean: ## remove build output and reports (keeps the downloaded $(STATE)/)

@@ -1,0 +1,15 @@
+package fleet
+
+import (
+	"context"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ReadWorkers is what a submitter does every second: read every announcement in
+// the workers' bucket. It returns how many it read.
+func ReadWorkers(ctx context.Context, kv jetstream.KeyValue) (int, error) {
+	r := &fleetRun{kv: kv, announced: map[string]bool{}}
+	err := r.readWorkers(ctx)
+	return len(r.workers), err
+}
