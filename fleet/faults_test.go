@@ -304,3 +304,42 @@ func TestServerRestartMidRunResumes(t *testing.T) {
 	}
 	t.Logf("results: %d before the restart, %d after", before, after)
 }
+
+// Workers stopped by their users (SIGINT) hand their job back; that is not a crash:
+// three of them in a row do not make the job poison.
+func TestStoppedWorkersDoNotMakeAJobPoison(t *testing.T) {
+	s := startServer(t)
+	p := newPool(t, s.URL, 1, "--max-crashes", "2")
+	nc, js := connect(t, s.URL)
+	taken := make(chan string, 10)
+	sub := &fleet.Submitter{JS: js, NC: nc, Progress: func(pr fleet.Progress) {
+		if pr.Taken {
+			taken <- pr.Worker
+		}
+	}}
+	go func() {
+		for range 3 {
+			w := <-taken
+			time.Sleep(200 * time.Millisecond) // mid-job: it sleeps 1.5 s
+			p.mu.Lock()
+			cmd := p.procs[w]
+			delete(p.procs, w)
+			p.mu.Unlock()
+			cmd.Process.Signal(os.Interrupt)
+			p.start()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := sub.Run(ctx, fleet.Plan{Run: "stopped", Models: []string{"m"}, Targets: []string{"cpu"}, CatalogSHA256: "test-catalog",
+		Payload: func(string, string) []byte { return fleettest.Payload{SleepMS: 1500}.Encode() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cellsByKey(t, out.Cells)["m/cpu"]; c.Status != result.StatusPass {
+		t.Errorf("cell %s %q, want pass", c.Status, c.Reason)
+	}
+	if p.started != 4 {
+		t.Errorf("%d workers started, want 4 (3 stopped mid-job)", p.started)
+	}
+}

@@ -71,6 +71,9 @@ type Job struct {
 	ModelSHA256   string        `json:"model_sha256,omitempty"`
 	ModelFixture  bool          `json:"model_fixture,omitempty"` // that file is the model's zoo fixture
 	Timeout       time.Duration `json:"timeout"`                 // per suite process, as `hwtest run --timeout`
+	// HandedBack counts the workers stopped (not crashed) while running the job,
+	// which queued it again (Worker.handBack).
+	HandedBack int `json:"handed_back,omitempty"`
 	// Payload is for executors other than the suites' (the queue's own tests and
 	// benchmarks run trivial jobs through the same code).
 	Payload []byte `json:"payload,omitempty"`

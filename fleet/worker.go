@@ -221,8 +221,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, ackWait time.Dur
 	stop()
 	switch {
 	case ctx.Err() != nil:
-		// Stopped: the job goes to another worker now, not after AckWait.
-		msg.Nak()
+		w.handBack(msg, j, attempt)
 		return
 	case err != nil:
 		res.Cells = []Cell{errorCell(j, err.Error(), "")}
@@ -255,8 +254,8 @@ func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, res Result) {
 			continue
 		}
 		if ctx.Err() != nil {
-			msg.Nak()
-			return // stopped with the result unstored: the job runs again elsewhere
+			w.handBack(msg, res.Job, res.Attempt) // stopped with the result unstored
+			return
 		}
 		fmt.Fprintf(w.Log, "worker %s: storing %s: %v (retrying)\n", w.Announce.ID, res.Job.ID, err)
 		sleep(ctx, 250*time.Millisecond)
@@ -271,6 +270,28 @@ func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, res Result) {
 		sleep(ctx, 250*time.Millisecond)
 	}
 	// Unacknowledged, the job is redelivered and its second result dropped.
+}
+
+// handBack gives the job of a worker being stopped (SIGINT/SIGTERM) to another
+// worker now, not after AckWait. A Nak would count as a delivery, and three workers
+// stopped by their users would make the job look poison ("crashed 3 workers"); so
+// the job is queued again as a new message and this one ended. Stopped between the
+// two, the job is in the queue twice and its second result is dropped by the
+// submitter, as after a crash.
+func (w *Worker) handBack(msg jetstream.Msg, j Job, attempt int) {
+	j.HandedBack++
+	b, err := json.Marshal(j)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err = w.JS.Publish(ctx, msg.Subject(), b, jetstream.WithMsgID(fmt.Sprintf("%s#%d", j.ID, j.HandedBack)))
+		cancel()
+	}
+	if err != nil {
+		msg.Nak() // the job stays queued all the same
+		return
+	}
+	msg.Term()
+	fmt.Fprintf(w.Log, "worker %s: stopped: %s handed back (attempt %d)\n", w.Announce.ID, j.ID, attempt)
 }
 
 // errorCell is the cell of a job that gave no cells of its own.
