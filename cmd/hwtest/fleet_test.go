@@ -2,18 +2,26 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/hwtest/hwtest/fleet"
+	"github.com/hwtest/hwtest/history"
+	"github.com/hwtest/hwtest/internal/fleettest"
 	"github.com/hwtest/hwtest/matrix"
 	"github.com/hwtest/hwtest/result"
 )
@@ -119,4 +127,101 @@ func TestFleetRunOnRealWorkers(t *testing.T) {
 	if _, err := os.Stat(db); err != nil {
 		t.Errorf("no history: %v", err)
 	}
+}
+
+// `hwtest serve` keeps the queue and stores each fleet run in its history: a run
+// submitted through it is in its DuckDB file once the submitter ends it, with the
+// cells the workers ran and the ones the submitter made (no worker has cuda).
+func TestServeStoresFleetRunsInTheHistory(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	db := filepath.Join(t.TempDir(), "serve.duckdb")
+	var stdout, stderr syncBuffer
+	g := &Globals{Root: "../..", DB: db, Stdout: &stdout, Stderr: &stderr}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- serveRun(ctx, &ServeOptions{Globals: g, Listen: addr, Store: t.TempDir()}) }()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	url := "nats://" + addr
+	var nc *nats.Conn
+	for range 100 { // serve is starting
+		if nc, err = fleet.Connect(fleet.ConnectOptions{URL: url}); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	wctx, stopWorker := context.WithCancel(context.Background())
+	defer stopWorker()
+	w := &fleet.Worker{JS: js, NC: nc, Exec: fleettest.Exec("w1"), Heartbeat: 200 * time.Millisecond,
+		Announce: fleet.Announcement{ID: "w1", Targets: []string{"cpu"}, CatalogSHA256: "c"}}
+	go w.Run(wctx)
+	out, err := (&fleet.Submitter{JS: js, NC: nc}).Run(context.Background(), fleet.Plan{Run: "20261124T000000Z-abcdef",
+		Models: []string{"m1", "m2"}, Targets: []string{"cpu", "cuda"}, CatalogSHA256: "c", Chains: map[string][]string{"cuda": {"cpu"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Cells) != 4 {
+		t.Fatalf("%d cells, want 4", len(out.Cells))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), "run 20261124T000000Z-abcdef stored: 4 cells") {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not store the run:\n%s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h, err := history.Open(context.Background(), db, history.ReadOnly, history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	runs, err := h.Runs(context.Background())
+	if err != nil || len(runs) != 1 || runs[0].ID != "20261124T000000Z-abcdef" || runs[0].Cells != 4 || runs[0].Source != "fleet" {
+		t.Fatalf("runs %+v, %v; want the fleet run with 4 cells", runs, err)
+	}
+	cur, err := h.Current(context.Background(), []string{"m1", "m2"}, []string{"cpu", "cuda"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cur.Cells {
+		want := result.StatusPass
+		if c.Target == "cuda" {
+			want = result.StatusUnavailable
+		}
+		if c.Status != want {
+			t.Errorf("%s/%s: %s, want %s", c.Model, c.Target, c.Status, want)
+		}
+	}
+}
+
+// syncBuffer is a buffer a goroutine writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
