@@ -13,3 +13,9 @@ func ReadWorkers(ctx context.Context, kv jetstream.KeyValue) (int, error) {
 	err := r.readWorkers(ctx)
 	return len(r.workers), err
 }
+
+// TargetConsumer opens the consumer of a target's jobs, as a worker does (a test's
+// rogue client takes a job with it).
+func TargetConsumer(ctx context.Context, js jetstream.JetStream, catalogSHA, target string) (jetstream.Consumer, error) {
+	return targetConsumer(ctx, js, catalogSHA, target, QueueOptions{})
+}

@@ -54,13 +54,15 @@ type pool struct {
 	args    []string
 	mu      sync.Mutex
 	procs   map[string]*exec.Cmd
+	exited  map[string]bool // by the goroutine that waits for each
 	next    int
 	started int
+	logMu   sync.Mutex
 	logs    *strings.Builder
 }
 
 func newPool(t testing.TB, url string, n int, args ...string) *pool {
-	p := &pool{t: t, bin: workerBinary(t), url: url, args: args, procs: map[string]*exec.Cmd{}, logs: &strings.Builder{}}
+	p := &pool{t: t, bin: workerBinary(t), url: url, args: args, procs: map[string]*exec.Cmd{}, exited: map[string]bool{}, logs: &strings.Builder{}}
 	for range n {
 		p.start()
 	}
@@ -85,11 +87,16 @@ func (p *pool) start() {
 	id := "w" + strconv.Itoa(p.next)
 	p.next++
 	cmd := exec.Command(p.bin, append([]string{"--nats", p.url, "--id", id}, p.args...)...)
-	cmd.Stderr = lockedWriter{&sync.Mutex{}, p.logs}
+	cmd.Stderr = lockedWriter{&p.logMu, p.logs}
 	if err := cmd.Start(); err != nil {
 		p.t.Fatal(err)
 	}
-	go cmd.Wait()
+	go func() {
+		cmd.Wait()
+		p.mu.Lock()
+		p.exited[id] = true
+		p.mu.Unlock()
+	}()
 	p.procs[id] = cmd
 	p.started++
 }
@@ -108,6 +115,13 @@ func (p *pool) kill() string {
 	cmd.Process.Signal(syscall.SIGKILL)
 	p.start()
 	return id
+}
+
+// count is how many worker processes were started.
+func (p *pool) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.started
 }
 
 func (p *pool) stopAll() {
@@ -174,7 +188,7 @@ func TestWorkersKilledMidRunLoseNothing(t *testing.T) {
 		t.Errorf("results accepted %d, want %d", total, len(ms))
 	}
 	// The kills did land mid-job: those jobs' results are of a later delivery.
-	t.Logf("%d kills, %d worker processes, %d workers gave results, %d results of a redelivered job", kills, p.started, len(out.PerWorker), redelivered)
+	t.Logf("%d kills, %d worker processes, %d workers gave results, %d results of a redelivered job", kills, p.count(), len(out.PerWorker), redelivered)
 	if redelivered < 20 {
 		t.Errorf("%d results of redelivered jobs: the kills did not hit running jobs", redelivered)
 	}
@@ -199,8 +213,8 @@ func TestPoisonJobEndsAfterCrashingWorkers(t *testing.T) {
 			}
 			p.mu.Lock()
 			var dead []string
-			for id, cmd := range p.procs {
-				if cmd.ProcessState != nil || syscall.Kill(cmd.Process.Pid, 0) != nil {
+			for id := range p.procs {
+				if p.exited[id] {
 					dead = append(dead, id)
 				}
 			}
@@ -226,8 +240,8 @@ func TestPoisonJobEndsAfterCrashingWorkers(t *testing.T) {
 			t.Errorf("%s: %s %q", m, c.Status, c.Reason)
 		}
 	}
-	if p.started < 5 {
-		t.Errorf("%d worker processes started, want at least 5 (2 + 3 killed by the poison job)", p.started)
+	if p.count() < 5 {
+		t.Errorf("%d worker processes started, want at least 5 (2 + 3 killed by the poison job)", p.count())
 	}
 }
 
@@ -339,7 +353,41 @@ func TestStoppedWorkersDoNotMakeAJobPoison(t *testing.T) {
 	if c := cellsByKey(t, out.Cells)["m/cpu"]; c.Status != result.StatusPass {
 		t.Errorf("cell %s %q, want pass", c.Status, c.Reason)
 	}
-	if p.started != 4 {
-		t.Errorf("%d workers started, want 4 (3 stopped mid-job)", p.started)
+	if n := p.count(); n != 4 {
+		t.Errorf("%d workers started, want 4 (3 stopped mid-job)", p.count())
+	}
+}
+
+// A server that comes back without its files (a new store, a wiped cluster) has
+// lost the queue's streams and consumers: running workers make them again and
+// take the next run's jobs, instead of looking alive and taking none.
+func TestWorkersRemakeALostQueue(t *testing.T) {
+	s, err := fleet.StartServer(fleet.ServerOptions{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := s.URL
+	newPool(t, url, 2)
+	out := submit(t, url, fleet.Plan{Run: "before", Models: models(4), Targets: []string{"cpu"}})
+	if len(out.Cells) != 4 {
+		t.Fatalf("%d cells before, want 4", len(out.Cells))
+	}
+	s.Shutdown()
+	s2, err := fleet.StartServer(fleet.ServerOptions{Listen: strings.TrimPrefix(url, "nats://"), StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Shutdown()
+	nc, js := connect(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err = (&fleet.Submitter{JS: js, NC: nc, WaitWorkers: 20 * time.Second}).Run(ctx, fleet.Plan{Run: "after", Models: models(4), Targets: []string{"cpu"}, CatalogSHA256: "test-catalog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, c := range cellsByKey(t, out.Cells) {
+		if c.Status != result.StatusPass {
+			t.Errorf("%s: %s %q", k, c.Status, c.Reason)
+		}
 	}
 }

@@ -8,9 +8,12 @@
 //
 // Subjects and what JetStream keeps:
 //
-//	hwtest.jobs.<target>     stream HWTEST_JOBS (work queue): one durable pull consumer
-//	                         per target, "target-<target>", shared by the workers that
-//	                         have it; a job leaves the stream when acknowledged
+//	hwtest.jobs.<catalogs>.<target>.<run>
+//	                         stream HWTEST_JOBS (work queue): one durable pull consumer
+//	                         per catalogs and target, "jobs-<catalogs>-<target>",
+//	                         shared by the workers that have both; a job leaves the
+//	                         stream when acknowledged, or when its run ends
+//	                         (<catalogs>: the first 12 hex digits of CatalogSHA256)
 //	hwtest.results.<run>     stream HWTEST_RESULTS: one message per job, deduplicated
 //	                         by job id (Nats-Msg-Id)
 //	hwtest.runs.<run>        stream HWTEST_RUNS: a run's manifest, published when it
@@ -23,12 +26,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/hwtest/hwtest/matrix"
+	"github.com/hwtest/hwtest/result"
 )
 
 // Names of the streams, the bucket and the subjects.
@@ -71,6 +76,9 @@ type Job struct {
 	ModelSHA256   string        `json:"model_sha256,omitempty"`
 	ModelFixture  bool          `json:"model_fixture,omitempty"` // that file is the model's zoo fixture
 	Timeout       time.Duration `json:"timeout"`                 // per suite process, as `hwtest run --timeout`
+	// Settings are the submitter's measurement settings (MeasurementSettings that
+	// were set where it ran), so every cell of a matrix is measured alike.
+	Settings map[string]string `json:"settings,omitempty"`
 	// HandedBack counts the workers stopped (not crashed) while running the job,
 	// which queued it again (Worker.handBack).
 	HandedBack int `json:"handed_back,omitempty"`
@@ -78,6 +86,10 @@ type Job struct {
 	// benchmarks run trivial jobs through the same code).
 	Payload []byte `json:"payload,omitempty"`
 }
+
+// MeasurementSettings are the environment variables that change what a cell
+// measures: a fleet run's jobs carry the submitter's, over each worker's own.
+var MeasurementSettings = []string{"HWTEST_MEASURE_TIME", "HWTEST_RUN_TIMEOUT", "HWTEST_THREADS"}
 
 // JobID is the id of the job running model on target in run (catalog ids hold no
 // slash).
@@ -136,13 +148,64 @@ type Manifest struct {
 	Ended   time.Time `json:"ended"`
 	// Cells the submitter made itself: targets no worker has.
 	Cells []Cell `json:"cells,omitempty"`
+	// Fallbacks are the falls_back_to the submitter gave the workers' cells whose
+	// target failed ("model/target" → "tensorrt → cpu").
+	Fallbacks map[string]string `json:"fallbacks,omitempty"`
+	// Workers are the ones the run used or saw live: the matrix's host and
+	// detection.
+	Workers []Announcement `json:"workers,omitempty"`
 }
 
-func jobSubject(target string) string   { return jobsPrefix + token(target) }
-func resultSubject(run string) string   { return resultsPrefix + token(run) }
-func runSubject(run string) string      { return runsPrefix + token(run) }
-func eventSubject(run string) string    { return eventsPrefix + token(run) }
-func consumerName(target string) string { return "target-" + token(target) }
+// Assemble is a fleet run's matrix: its cells in catalog order, its host the
+// workers, and per target which workers have it (what the probes of a local run
+// would say).
+func Assemble(run string, models, targets []string, cells []matrix.Cell, workers []Announcement, ended time.Time) matrix.Matrix {
+	mx := matrix.Assemble(cells, models, targets)
+	mx.RunID = run
+	if mx.Generated.IsZero() {
+		mx.Generated = ended.UTC()
+	}
+	var names []string
+	for _, w := range workers {
+		names = append(names, w.ID)
+	}
+	mx.Host = "fleet: " + strings.Join(names, ", ")
+	for _, t := range targets {
+		d := result.Detected{Target: t}
+		var have []string
+		for _, w := range workers {
+			if slices.Contains(w.Targets, t) {
+				have = append(have, w.ID)
+			}
+		}
+		if len(have) > 0 {
+			d.Available, d.Name = true, "workers: "+strings.Join(have, ", ")
+		} else {
+			d.Reason = "no worker in the fleet has " + t
+		}
+		mx.Detection = append(mx.Detection, d)
+	}
+	return mx
+}
+
+// jobSubject is where a job of these catalogs and target is queued: a worker pulls
+// only the jobs of its own catalogs (one with an older checkout never takes, and
+// refuses, the others'), and a run's jobs can be purged by its id.
+func jobSubject(catalogSHA, target, run string) string {
+	return jobsPrefix + catalogToken(catalogSHA) + "." + token(target) + "." + token(run)
+}
+
+// runJobs matches every job of a run, whatever its catalogs and target.
+func runJobs(run string) string { return jobsPrefix + "*.*." + token(run) }
+
+func catalogToken(sha string) string { return token(short(sha)) }
+
+func resultSubject(run string) string { return resultsPrefix + token(run) }
+func runSubject(run string) string    { return runsPrefix + token(run) }
+func eventSubject(run string) string  { return eventsPrefix + token(run) }
+func consumerName(catalogSHA, target string) string {
+	return "jobs-" + catalogToken(catalogSHA) + "-" + token(target)
+}
 
 // token makes an id one subject token and a valid consumer name: catalog ids may
 // hold dots (llava-1.5-7b), which NATS reads as token separators, and never "~".
@@ -156,7 +219,8 @@ func Setup(ctx context.Context, js jetstream.JetStream) error {
 	streams := []jetstream.StreamConfig{{
 		Name: JobsStream, Subjects: []string{jobsPrefix + ">"},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
-		Duplicates: time.Hour, // a submitter retrying a publish does not queue a job twice
+		Duplicates: time.Hour,   // a submitter retrying a publish does not queue a job twice
+		MaxAge:     ResultsKept, // a job no worker ever took (its run's end purges the rest)
 	}, {
 		Name: ResultsStream, Subjects: []string{resultsPrefix + ">"},
 		Storage: jetstream.FileStorage, MaxAge: ResultsKept, Duplicates: ResultsKept,
@@ -198,9 +262,10 @@ type QueueOptions struct {
 	AckWait time.Duration // a job not acknowledged (nor kept InProgress) this long is redelivered
 }
 
-// targetConsumer is the durable consumer of a target's jobs, made when missing.
-func targetConsumer(ctx context.Context, js jetstream.JetStream, target string, q QueueOptions) (jetstream.Consumer, error) {
-	name := consumerName(target)
+// targetConsumer is the durable consumer of a target's jobs of these catalogs, made
+// when missing.
+func targetConsumer(ctx context.Context, js jetstream.JetStream, catalogSHA, target string, q QueueOptions) (jetstream.Consumer, error) {
+	name := consumerName(catalogSHA, target)
 	c, err := js.Consumer(ctx, JobsStream, name)
 	if err == nil {
 		return c, nil
@@ -212,7 +277,7 @@ func targetConsumer(ctx context.Context, js jetstream.JetStream, target string, 
 		q.AckWait = DefaultAckWait
 	}
 	c, err = js.CreateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
-		Durable: name, FilterSubject: jobSubject(target),
+		Durable: name, FilterSubject: jobsPrefix + catalogToken(catalogSHA) + "." + token(target) + ".*",
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: q.AckWait,
 		// Unbounded: a job that kills its workers is ended by the worker that
 		// takes it after DefaultMaxCrashes deliveries (a poison result), which

@@ -35,8 +35,14 @@ func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
 	return connectWith(t, fleet.ConnectOptions{URL: url})
 }
 
-// startWorker runs a worker in this process, on its own connection, until the test ends.
+// startWorker runs a worker of the catalogs "test-catalog" in this process, on its
+// own connection, until the test ends.
 func startWorker(t testing.TB, url, id string, targets []string, exec fleet.Executor) {
+	t.Helper()
+	startWorkerOf(t, url, id, "test-catalog", targets, exec)
+}
+
+func startWorkerOf(t testing.TB, url, id, catalogs string, targets []string, exec fleet.Executor) {
 	t.Helper()
 	nc, js := connect(t, url)
 	// Ended for every worker at once when the test ends (a worker stops within
@@ -44,7 +50,7 @@ func startWorker(t testing.TB, url, id string, targets []string, exec fleet.Exec
 	ctx := t.Context()
 	var wg sync.WaitGroup
 	w := &fleet.Worker{JS: js, NC: nc, Exec: exec, Heartbeat: 200 * time.Millisecond, Queue: fleet.QueueOptions{AckWait: time.Second},
-		Announce: fleet.Announcement{ID: id, Host: "test", Targets: targets, CatalogSHA256: "test-catalog"}}
+		Announce: fleet.Announcement{ID: id, Host: "test", Targets: targets, CatalogSHA256: catalogs}}
 	wg.Go(func() {
 		if err := w.Run(ctx); err != nil {
 			t.Errorf("worker %s: %v", id, err)
@@ -79,7 +85,7 @@ func submit(t testing.TB, url string, p fleet.Plan) *fleet.Outcome {
 	if p.CatalogSHA256 == "" {
 		p.CatalogSHA256 = "test-catalog"
 	}
-	out, err := (&fleet.Submitter{JS: js, NC: nc, WaitWorkers: 5 * time.Second}).Run(ctx, p)
+	out, err := (&fleet.Submitter{JS: js, NC: nc, WaitWorkers: 2 * time.Second}).Run(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,14 +204,83 @@ func TestResultOfUnannouncedWorkerRejected(t *testing.T) {
 	}
 }
 
-// A worker whose catalog differs is not given the jobs: the cell says why.
+// A worker whose catalog differs is not given the jobs: the cell says why; and
+// beside a worker of the run's catalogs it takes none of them (it pulls only its
+// own catalogs' jobs).
 func TestWorkerWithOtherCatalogNotUsed(t *testing.T) {
 	s := startServer(t)
 	startWorker(t, s.URL, "w-old", []string{"cpu"}, fleettest.Exec("w-old"))
-	out := submit(t, s.URL, fleet.Plan{Run: "r4", Models: []string{"m"}, Targets: []string{"cpu"}, CatalogSHA256: "newer"})
+	out := submit(t, s.URL, fleet.Plan{Run: "r4", Models: []string{"m"}, Targets: []string{"cpu"}, CatalogSHA256: "newer-catalog"})
 	c := cellsByKey(t, out.Cells)["m/cpu"]
-	if c.Status != result.StatusUnavailable || !strings.Contains(c.Reason, "w-old (cpu; other catalogs: sha256 test-catalog, this run's newer: update its checkout)") {
+	if c.Status != result.StatusUnavailable || !strings.Contains(c.Reason, "w-old (cpu; other catalogs: sha256 test-catalog, this run's newer-catalo: update its checkout)") {
 		t.Errorf("cell %s %q", c.Status, c.Reason)
+	}
+
+	startWorkerOf(t, s.URL, "w-new", "newer-catalog", []string{"cpu"}, fleettest.Exec("w-new"))
+	out = submit(t, s.URL, fleet.Plan{Run: "r5", Models: models(20), Targets: []string{"cpu"}, CatalogSHA256: "newer-catalog"})
+	for k, c := range cellsByKey(t, out.Cells) {
+		if c.Status != result.StatusPass || !strings.Contains(c.Checks[0].Reason, "w-new") {
+			t.Errorf("%s: %s %q, want a pass by w-new", k, c.Status, c.Checks[0].Reason)
+		}
+	}
+	if out.PerWorker["w-old"] != 0 || out.PerWorker["w-new"] != 20 {
+		t.Errorf("jobs per worker %v, want all 20 by w-new", out.PerWorker)
+	}
+}
+
+// A worker of a target that turns up after the run began does not give a
+// (model, target) a second cell: the run's answer for it was given (unavailable),
+// and a fallback skips it.
+func TestLateWorkerAddsNoSecondCell(t *testing.T) {
+	s := startServer(t)
+	startWorker(t, s.URL, "w-trt", []string{"tensorrt", "cpu"}, func(ctx context.Context, j fleet.Job) ([]matrix.Cell, error) {
+		if j.Target == "tensorrt" {
+			time.Sleep(time.Second) // meanwhile a cuda worker announces itself
+			return []matrix.Cell{{Model: j.Model, Target: j.Target, Status: result.StatusError, Reason: "engine build failed"}}, nil
+		}
+		return fleettest.Exec("w-trt")(ctx, j)
+	})
+	go func() {
+		time.Sleep(2500 * time.Millisecond) // after the submitter's 2 s wait for cuda
+		startWorker(t, s.URL, "w-cuda", []string{"cuda"}, fleettest.Exec("w-cuda"))
+	}()
+	out := submit(t, s.URL, fleet.Plan{Run: "late", Models: []string{"m"}, Targets: []string{"tensorrt", "cuda"},
+		Chains: map[string][]string{"tensorrt": {"cuda", "cpu"}, "cuda": {"cpu"}}})
+	cells := cellsByKey(t, out.Cells) // fails on two cells of one (model, target)
+	if c := cells["m/tensorrt"]; c.FallsBackTo != "tensorrt → cpu" {
+		t.Errorf("tensorrt falls back %q, want tensorrt → cpu (cuda's answer was given)", c.FallsBackTo)
+	}
+	if c := cells["m/cuda"]; c.Status != result.StatusUnavailable {
+		t.Errorf("cuda: %s", c.Status)
+	}
+	if len(cells) != 3 {
+		t.Errorf("%d cells, want 3", len(cells))
+	}
+}
+
+// A run stopped (Ctrl-C) leaves none of its jobs queued: no worker runs them later
+// for nothing, ahead of other runs' jobs.
+func TestStoppedRunLeavesNoJobs(t *testing.T) {
+	s := startServer(t)
+	startWorker(t, s.URL, "w1", []string{"cpu"}, fleettest.Exec("w1"))
+	nc, js := connect(t, s.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	_, err := (&fleet.Submitter{JS: js, NC: nc}).Run(ctx, fleet.Plan{Run: "stop", Models: models(10), Targets: []string{"cpu"}, CatalogSHA256: "test-catalog",
+		Payload: func(string, string) []byte { return fleettest.Payload{SleepMS: 1000}.Encode() }})
+	if err == nil {
+		t.Fatal("the run ended before it was stopped")
+	}
+	st, err := js.Stream(context.Background(), fleet.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 0 {
+		t.Errorf("%d jobs left queued after the run stopped, want 0", info.State.Msgs)
 	}
 }
 
@@ -330,5 +405,103 @@ func TestWorkerWithManyTargetsNotHeldUpByEmptyOnes(t *testing.T) {
 	}
 	if out.PerWorker["w1"] != 20 {
 		t.Errorf("w1 ran %d jobs, want 20", out.PerWorker["w1"])
+	}
+}
+
+// A client that never announced itself takes a job, acknowledges it and sends a
+// result: the result is rejected and the job queued again for a real worker,
+// instead of the run waiting for it for ever.
+func TestJobTakenByUnannouncedClientRunsAgain(t *testing.T) {
+	s := startServer(t)
+	nc, js := connect(t, s.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := fleet.Setup(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	rogue, err := fleet.TargetConsumer(ctx, js, "test-catalog", "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := make(chan struct{})
+	go func() {
+		defer close(took)
+		for ctx.Err() == nil {
+			batch, err := rogue.Fetch(1, jetstream.FetchMaxWait(time.Second))
+			if err != nil {
+				continue
+			}
+			for m := range batch.Messages() {
+				var j fleet.Job
+				json.Unmarshal(m.Data(), &j)
+				m.DoubleAck(ctx)
+				res, _ := json.Marshal(fleet.Result{Job: j, Worker: "rogue",
+					Cells: fleet.WireCells([]matrix.Cell{{Model: j.Model, Target: j.Target, Status: result.StatusPass, Reason: "forged"}})})
+				js.Publish(ctx, "hwtest.results."+j.Run, res)
+				return
+			}
+		}
+	}()
+	// A worker announced, so the submitter submits; it joins the queue only once
+	// the rogue has the job.
+	kv, _ := js.KeyValue(ctx, fleet.WorkersBucket)
+	ann, _ := json.Marshal(fleet.Announcement{ID: "w1", Targets: []string{"cpu"}, CatalogSHA256: "test-catalog"})
+	kv.Put(ctx, "w1", ann)
+	go func() {
+		<-took
+		startWorker(t, s.URL, "w1", []string{"cpu"}, fleettest.Exec("w1"))
+	}()
+	out, err := (&fleet.Submitter{JS: js, NC: nc}).Run(ctx, fleet.Plan{Run: "rogue", Models: []string{"m"}, Targets: []string{"cpu"}, CatalogSHA256: "test-catalog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cellsByKey(t, out.Cells)["m/cpu"]
+	if c.Reason == "forged" || len(c.Checks) == 0 || !strings.Contains(c.Checks[0].Reason, "w1") {
+		t.Errorf("cell %+v, want w1's", c)
+	}
+	if len(out.Rejected) != 1 {
+		t.Errorf("rejected %q, want the rogue's result", out.Rejected)
+	}
+}
+
+// `hwtest serve`'s recorder stores the matrix the submitter made: the same cells,
+// the fallbacks the submitter gave failed targets, the workers as host and
+// detection.
+func TestRecorderStoresTheSubmittersMatrix(t *testing.T) {
+	s := startServer(t)
+	startWorker(t, s.URL, "w1", []string{"tensorrt", "cpu"}, func(ctx context.Context, j fleet.Job) ([]matrix.Cell, error) {
+		if j.Target == "tensorrt" {
+			return []matrix.Cell{{Model: j.Model, Target: j.Target, Status: result.StatusError, Reason: "engine build failed"}}, nil
+		}
+		return fleettest.Exec("w1")(ctx, j)
+	})
+	out := submit(t, s.URL, fleet.Plan{Run: "rec", Models: []string{"m"}, Targets: []string{"tensorrt", "cuda"},
+		Chains: map[string][]string{"tensorrt": {"cpu"}, "cuda": {"cpu"}}})
+	want := fleet.Assemble("rec", []string{"m"}, []string{"tensorrt", "cuda", "cpu"}, out.Cells, out.Workers, time.Now())
+
+	_, js := connect(t, s.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stored := make(chan matrix.Matrix, 1)
+	go (&fleet.Recorder{JS: js, Store: func(_ context.Context, m matrix.Matrix) error {
+		stored <- m
+		cancel()
+		return nil
+	}}).Run(ctx)
+	var got matrix.Matrix
+	select {
+	case got = <-stored:
+	case <-ctx.Done():
+		t.Fatal("the recorder stored nothing")
+	}
+	byKey := cellsByKey(t, got.Cells)
+	for _, w := range want.Cells {
+		g := byKey[w.Model+"/"+w.Target]
+		if g.Status != w.Status || g.FallsBackTo != w.FallsBackTo || g.Reason != w.Reason {
+			t.Errorf("%s/%s: stored %s %q falls back %q; the submitter's %s %q falls back %q", w.Model, w.Target, g.Status, g.Reason, g.FallsBackTo, w.Status, w.Reason, w.FallsBackTo)
+		}
+	}
+	if len(got.Cells) != len(want.Cells) || got.Host != "fleet: w1" || len(got.Detection) == 0 || got.RunID != "rec" {
+		t.Errorf("stored %d cells (want %d), host %q, %d detections, run %q", len(got.Cells), len(want.Cells), got.Host, len(got.Detection), got.RunID)
 	}
 }

@@ -102,7 +102,10 @@ func (r *Recorder) matrix(ctx context.Context, m Manifest) (matrix.Matrix, error
 				announced[res.Worker] = true
 			}
 			delete(wanted, res.Job.ID)
-			cells = append(cells, MatrixCells(res.Cells)...)
+			for _, c := range MatrixCells(res.Cells) {
+				c.FallsBackTo = m.Fallbacks[c.Model+"/"+c.Target]
+				cells = append(cells, c)
+			}
 		}
 		if n == 0 {
 			break // the stream has no more of this run's results
@@ -111,10 +114,5 @@ func (r *Recorder) matrix(ctx context.Context, m Manifest) (matrix.Matrix, error
 	if len(wanted) > 0 {
 		return matrix.Matrix{}, fmt.Errorf("%d of its jobs have no result in %s", len(wanted), ResultsStream)
 	}
-	mx := matrix.Assemble(cells, m.Models, m.Targets)
-	mx.RunID = m.Run
-	if mx.Generated.IsZero() {
-		mx.Generated = m.Ended
-	}
-	return mx, nil
+	return Assemble(m.Run, m.Models, m.Targets, cells, m.Workers, m.Ended), nil
 }

@@ -486,3 +486,19 @@ func TestNkeyCredentials(t *testing.T) {
 		t.Errorf("jobs per worker %v, want 2 by w0", out.PerWorker)
 	}
 }
+
+// `hwtest serve` reaches its own embedded server in process: its TLS certificate
+// names the machine (queue.lan), not the 127.0.0.1 of the URL it dials, and it
+// need not be given the CA of its own certificate.
+func TestServeConnectsToItsOwnServerInProcess(t *testing.T) {
+	_, cert, key := tlsFiles(t)
+	s := startServerWith(t, fleet.ServerOptions{Listen: "0.0.0.0:0", Credentials: testCreds, TLSCert: cert, TLSKey: key})
+	if _, err := fleet.Connect(fleet.ConnectOptions{URL: s.URL, Credentials: testCreds}); err == nil {
+		t.Fatal("a network client without the CA connected: the test shows nothing")
+	}
+	nc, js := connectWith(t, fleet.ConnectOptions{URL: s.URL, Credentials: testCreds, InProcess: s})
+	if err := fleet.Setup(context.Background(), js); err != nil {
+		t.Errorf("in process: %v", err)
+	}
+	_ = nc
+}

@@ -114,6 +114,7 @@ type ServerOptions struct {
 type Server struct {
 	ns  *server.Server
 	URL string
+	tls bool // the server requires TLS
 }
 
 // StartServer starts the embedded server and waits until it takes connections.
@@ -190,7 +191,7 @@ func StartServer(o ServerOptions) (*Server, error) {
 	if urlHost == "" || urlHost == "0.0.0.0" || urlHost == "::" {
 		urlHost = "127.0.0.1"
 	}
-	return &Server{ns: ns, URL: fmt.Sprintf("%s://%s", scheme, net.JoinHostPort(urlHost, strconv.Itoa(addr.Port)))}, nil
+	return &Server{ns: ns, tls: opts.TLS, URL: fmt.Sprintf("%s://%s", scheme, net.JoinHostPort(urlHost, strconv.Itoa(addr.Port)))}, nil
 }
 
 // Shutdown stops the server; JetStream's files stay for the next start.
@@ -213,6 +214,10 @@ type ConnectOptions struct {
 	Name        string // shown in the server's connection list
 	Credentials *Credentials
 	TLSCA       string // PEM file of the CA that signed the server's certificate
+	// InProcess connects to this embedded server without the network: `hwtest
+	// serve` reaching its own server, whose TLS certificate names the machine, not
+	// 127.0.0.1.
+	InProcess *Server
 }
 
 // Connect connects and keeps reconnecting for ever: a server restarted mid-run is
@@ -223,6 +228,15 @@ func Connect(o ConnectOptions) (*nats.Conn, error) {
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.RetryOnFailedConnect(false),
+	}
+	if o.InProcess != nil {
+		opts = append(opts, nats.InProcessServer(o.InProcess.ns))
+		if o.InProcess.tls {
+			// The server asks its in-process clients for TLS too. The bytes go
+			// through a pipe within this process to this process's own server:
+			// there is no peer whose certificate could need checking.
+			opts = append(opts, nats.Secure(&tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}))
+		}
 	}
 	switch c := o.Credentials; {
 	case c != nil && c.Seed != "":
@@ -265,6 +279,12 @@ func Connect(o ConnectOptions) (*nats.Conn, error) {
 		return nil, fmt.Errorf("connecting to %s: %w%s", url, err, hint)
 	}
 	return nc, nil
+}
+
+// RedactURL is the server URL without the credentials it may hold, to show or store.
+func RedactURL(urls string) string {
+	r, _ := redactURL(urls)
+	return r
 }
 
 // redactURL hides the credentials nats.go also takes in a server URL

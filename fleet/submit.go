@@ -32,6 +32,8 @@ type Plan struct {
 	// one fetches through the fleet while the run lasts.
 	ModelFiles map[string]ModelFile
 	Timeout    time.Duration
+	// Settings go with every job (see MeasurementSettings).
+	Settings map[string]string
 	// Payload, when set, gives each job's payload (tests and benchmarks).
 	Payload func(model, target string) []byte
 }
@@ -99,6 +101,7 @@ func (s *Submitter) Run(ctx context.Context, p Plan) (*Outcome, error) {
 	if err := r.waitWorkers(ctx); err != nil {
 		return nil, err
 	}
+	defer r.purgeJobs()
 	// Results and events are subscribed to before the first job is out.
 	cons, err := s.JS.OrderedConsumer(ctx, ResultsStream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{resultSubject(p.Run)}, DeliverPolicy: jetstream.DeliverAllPolicy,
@@ -216,21 +219,16 @@ func (r *fleetRun) live(a Announcement) bool {
 	return !a.Stopped && time.Since(a.Heartbeat) < r.s.Silent
 }
 
-// waitWorkers waits for a first live worker (a fleet started with the run may
-// take seconds to announce itself).
+// waitWorkers waits, up to WaitWorkers, until every target of the plan has a live
+// worker: workers started with the run build their suite before they announce
+// themselves, and a target declared unavailable now stays so for the run.
 func (r *fleetRun) waitWorkers(ctx context.Context) error {
 	deadline := time.Now().Add(r.s.WaitWorkers)
 	for {
 		if err := r.readWorkers(ctx); err != nil {
 			return fmt.Errorf("fleet: reading the workers: %w", err)
 		}
-		for _, a := range r.workers {
-			if r.live(a) {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			fmt.Fprintf(r.s.Log, "fleet: no live worker after %v: every target is unavailable\n", r.s.WaitWorkers)
+		if !slices.ContainsFunc(r.p.Targets, func(t string) bool { return !r.has(t) }) || time.Now().After(deadline) {
 			return nil
 		}
 		sleep(ctx, 250*time.Millisecond)
@@ -288,6 +286,9 @@ func (r *fleetRun) jobFor(model, target string) []Job {
 	}
 	c := matrix.Cell{Model: model, Target: target, Status: result.StatusUnavailable, Reason: r.missing(target),
 		Checks: []matrix.CheckResult{{Name: "fleet", Status: result.StatusUnavailable, Reason: r.missing(target)}}}
+	// The cell is this run's answer for (model, target): a worker of it that
+	// turns up later does not add a second one (as another target's fallback).
+	r.planned[JobID(r.p.Run, model, target)] = true
 	jobs := r.fallback(&c)
 	r.recordOwn(model+"/"+target, c)
 	return jobs
@@ -297,7 +298,7 @@ func (r *fleetRun) jobFor(model, target string) []Job {
 // job unless the run has it already.
 func (r *fleetRun) fallback(c *matrix.Cell) []Job {
 	for _, t := range r.p.Chains[c.Target] {
-		if r.has(t) {
+		if r.has(t) && !r.own[c.Model+"/"+t] {
 			c.FallsBackTo = c.Target + " → " + t
 			return r.plan(c.Model, t, c.Target)
 		}
@@ -312,7 +313,7 @@ func (r *fleetRun) plan(model, target, fallbackFor string) []Job {
 	}
 	r.planned[id] = true
 	j := Job{ID: id, Run: r.p.Run, Model: model, Target: target, FallbackFor: fallbackFor,
-		CatalogSHA256: r.p.CatalogSHA256, ModelSHA256: r.p.ModelSHA256[model], Timeout: r.p.Timeout}
+		CatalogSHA256: r.p.CatalogSHA256, ModelSHA256: r.p.ModelSHA256[model], Timeout: r.p.Timeout, Settings: r.p.Settings}
 	j.ModelFixture = r.p.ModelFiles[j.ModelSHA256].Fixture
 	if r.p.Payload != nil {
 		j.Payload = r.p.Payload(model, target)
@@ -334,7 +335,8 @@ func (r *fleetRun) recordOwn(key string, c matrix.Cell) {
 }
 
 // submit publishes jobs, each with its id as Nats-Msg-Id (a retried publish does
-// not queue a job twice).
+// not queue a job twice). Publishes that fail (the server restarting) are retried
+// until ctx ends.
 func (r *fleetRun) submit(ctx context.Context, jobs []Job) error {
 	if len(jobs) == 0 {
 		return nil
@@ -345,31 +347,79 @@ func (r *fleetRun) submit(ctx context.Context, jobs []Job) error {
 	}
 	r.mu.Unlock()
 	r.out.Jobs += len(jobs)
-	var futures []jetstream.PubAckFuture
+	var retry []Job
+	futures := map[string]jetstream.PubAckFuture{}
 	for _, j := range jobs {
 		b, err := json.Marshal(j)
 		if err != nil {
 			return err
 		}
-		f, err := r.s.JS.PublishAsync(jobSubject(j.Target), b, jetstream.WithMsgID(j.ID))
+		f, err := r.s.JS.PublishAsync(jobSubject(j.CatalogSHA256, j.Target, j.Run), b, jetstream.WithMsgID(j.ID))
 		if err != nil {
-			return fmt.Errorf("fleet: submitting %s: %w", j.ID, err)
+			retry = append(retry, j)
+			continue
 		}
-		futures = append(futures, f)
+		futures[j.ID] = f
 	}
 	select {
 	case <-r.s.JS.PublishAsyncComplete():
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-time.After(30 * time.Second): // stalled: the ones not acknowledged are retried
 	}
-	for _, f := range futures {
+	for _, j := range jobs {
+		f, ok := futures[j.ID]
+		if !ok {
+			continue
+		}
 		select {
-		case err := <-f.Err():
-			return fmt.Errorf("fleet: submitting %s: %w", string(f.Msg().Header.Get(jetstream.MsgIDHeader)), err)
+		case <-f.Ok():
 		default:
+			retry = append(retry, j)
+		}
+	}
+	for _, j := range retry {
+		if err := r.publish(ctx, j, j.ID); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// publish queues j with message id msgID, retrying while the server is away.
+func (r *fleetRun) publish(ctx context.Context, j Job, msgID string) error {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := r.s.JS.Publish(pctx, jobSubject(j.CatalogSHA256, j.Target, j.Run), b, jetstream.WithMsgID(msgID))
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("fleet: submitting %s: %w", j.ID, err)
+		}
+		fmt.Fprintf(r.s.Log, "fleet: submitting %s: %v (retrying)\n", j.ID, err)
+		sleep(ctx, 250*time.Millisecond)
+	}
+}
+
+// purgeJobs removes the run's jobs still queued when it ends (finished, stopped or
+// failed): jobs given up, second copies, or all of them after Ctrl-C. No later
+// worker runs them for nothing, ahead of other runs' jobs.
+func (r *fleetRun) purgeJobs() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := r.s.JS.Stream(ctx, JobsStream)
+	if err == nil {
+		err = st.Purge(ctx, jetstream.WithPurgeSubject(runJobs(r.p.Run)))
+	}
+	if err != nil {
+		fmt.Fprintf(r.s.Log, "fleet: the run's queued jobs were not removed (workers may still run them, for nothing): %v\n", err)
+	}
 }
 
 // take accepts one result: the first for its job from an announced worker. It
@@ -381,7 +431,7 @@ func (r *fleetRun) take(ctx context.Context, m jetstream.Msg) []Job {
 		return nil
 	}
 	r.mu.Lock()
-	_, pending := r.pending[res.Job.ID]
+	job, pending := r.pending[res.Job.ID]
 	r.mu.Unlock()
 	if !pending {
 		return nil // a second result of a job (its first worker died after storing it), or another run's
@@ -392,12 +442,20 @@ func (r *fleetRun) take(ctx context.Context, m jetstream.Msg) []Job {
 			msg := fmt.Sprintf("result of %s from %q rejected: that worker never announced itself", res.Job.ID, res.Worker)
 			fmt.Fprintln(r.s.Log, "fleet: "+msg)
 			r.out.Rejected = append(r.out.Rejected, msg)
+			// Whoever sent it may have taken (and acknowledged) the job: queue it
+			// again, or the run would wait for it for ever. A second result, if
+			// the job was running elsewhere too, is dropped.
+			// The job as this run made it, not as the sender tells it.
+			if err := r.publish(ctx, job, fmt.Sprintf("%s#rejected-%d", job.ID, len(r.out.Rejected))); err != nil {
+				fmt.Fprintf(r.s.Log, "fleet: %v\n", err)
+			}
 			return nil
 		}
 	}
 	r.mu.Lock()
 	delete(r.pending, res.Job.ID)
 	r.mu.Unlock()
+	res.Job = job // as this run made it
 	r.out.PerWorker[res.Worker]++
 	cells := MatrixCells(res.Cells)
 	var more []Job
@@ -465,20 +523,30 @@ func (r *fleetRun) outcome() *Outcome {
 	for _, k := range r.order {
 		out.Cells = append(out.Cells, r.cells[k]...)
 	}
+	// The workers of the run: those that gave a result, and those live now (a
+	// worker gone for days is no part of it).
 	for _, id := range slices.Sorted(maps.Keys(r.workers)) {
-		out.Workers = append(out.Workers, r.workers[id])
+		if a := r.workers[id]; r.out.PerWorker[id] > 0 || r.live(a) {
+			out.Workers = append(out.Workers, a)
+		}
 	}
 	return &out
 }
 
 // publishManifest tells `hwtest serve` the run ended, for its history.
 func (r *fleetRun) publishManifest(ctx context.Context) {
-	m := Manifest{Run: r.p.Run, Models: r.p.Models, Targets: r.p.Targets, Ended: time.Now().UTC()}
+	m := Manifest{Run: r.p.Run, Models: r.p.Models, Targets: r.p.Targets, Ended: time.Now().UTC(),
+		Fallbacks: map[string]string{}, Workers: r.outcome().Workers}
 	for _, k := range r.order {
 		if r.own[k] {
 			m.Cells = append(m.Cells, WireCells(r.cells[k])...)
-		} else {
-			m.Jobs = append(m.Jobs, k)
+			continue
+		}
+		m.Jobs = append(m.Jobs, k)
+		for _, c := range r.cells[k] {
+			if c.FallsBackTo != "" {
+				m.Fallbacks[c.Model+"/"+c.Target] = c.FallsBackTo
+			}
 		}
 	}
 	b, err := json.Marshal(m)

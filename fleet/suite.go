@@ -89,5 +89,11 @@ func (e *SuiteExecutor) Exec(ctx context.Context, j Job) ([]matrix.Cell, error) 
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	return e.Machine.RunCell(ctx, m, j.Target, dir, j.Timeout)
+	var env []string
+	for _, k := range MeasurementSettings {
+		if v, ok := j.Settings[k]; ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return e.Machine.RunCell(ctx, m, j.Target, dir, j.Timeout, env)
 }

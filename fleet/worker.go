@@ -71,17 +71,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
-	var consumers []jetstream.Consumer
-	ackWait := time.Duration(0)
-	for _, t := range w.Announce.Targets {
-		c, err := targetConsumer(ctx, w.JS, t, w.Queue)
-		if err != nil {
-			return err
-		}
-		consumers = append(consumers, c)
-		if aw := c.CachedInfo().Config.AckWait; ackWait == 0 || aw < ackWait {
-			ackWait = aw
-		}
+	consumers, ackWait, err := w.openConsumers(ctx)
+	if err != nil {
+		return err
 	}
 	w.Announce.Started = time.Now().UTC()
 	if err := w.beat(ctx, kv); err != nil {
@@ -97,7 +89,17 @@ func (w *Worker) Run(ctx context.Context) error {
 			case <-beatCtx.Done():
 				return
 			case <-t.C:
-				if err := w.beat(beatCtx, kv); err != nil && beatCtx.Err() == nil {
+				err := w.beat(beatCtx, kv)
+				if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrBucketNotFound) {
+					// The server lost its files: make the bucket again.
+					if Setup(beatCtx, w.JS) == nil {
+						if k, kerr := w.JS.KeyValue(beatCtx, WorkersBucket); kerr == nil {
+							kv = k
+							err = w.beat(beatCtx, kv)
+						}
+					}
+				}
+				if err != nil && beatCtx.Err() == nil {
 					fmt.Fprintf(w.Log, "worker: heartbeat: %v\n", err)
 				}
 			}
@@ -117,9 +119,21 @@ func (w *Worker) Run(ctx context.Context) error {
 	if len(consumers) == 1 {
 		wait = 2 * time.Second
 	}
-	empty := 0 // fetches in a row that found no job
+	empty := 0  // fetches in a row that found no job
+	failed := 0 // fetches in a row that failed
 	var lastErr string
 	for i := 0; ctx.Err() == nil; i++ {
+		if failed >= 2*len(consumers) {
+			// Every consumer keeps failing: the server may have lost its files
+			// (a new store, a wiped cluster), and with them the queue's streams
+			// and consumers. Make them again, or this worker would look alive
+			// and never take a job.
+			if cs, aw, err := w.openConsumers(ctx); err == nil {
+				consumers, ackWait = cs, aw
+				fmt.Fprintf(w.Log, "worker %s: the queue's consumers were made again\n", w.Announce.ID)
+			}
+			failed = 0
+		}
 		// One job at a time, the targets in turn: a worker never holds a job it is
 		// not running (another worker could run it meanwhile).
 		c := consumers[i%len(consumers)]
@@ -135,6 +149,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			batch, err = c.Fetch(1, jetstream.FetchMaxWait(wait))
 		}
 		if err != nil {
+			failed++
 			if ctx.Err() == nil {
 				sleep(ctx, 250*time.Millisecond) // the server is restarting, or gone for now
 			}
@@ -146,11 +161,12 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.handle(ctx, msg, ackWait)
 		}
 		if got {
-			empty = 0
+			empty, failed = 0, 0
 			continue
 		}
 		empty++
 		if err := batch.Error(); err != nil && ctx.Err() == nil {
+			failed++
 			// Refused by the server (e.g. more workers waiting on this target than
 			// its consumer's MaxWaiting): asking again at once would only spin.
 			if err.Error() != lastErr {
@@ -161,6 +177,27 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// openConsumers makes the queue (when missing) and opens the consumers of the
+// worker's targets; ackWait is the shortest of theirs.
+func (w *Worker) openConsumers(ctx context.Context) ([]jetstream.Consumer, time.Duration, error) {
+	if err := Setup(ctx, w.JS); err != nil {
+		return nil, 0, err
+	}
+	var consumers []jetstream.Consumer
+	ackWait := time.Duration(0)
+	for _, t := range w.Announce.Targets {
+		c, err := targetConsumer(ctx, w.JS, w.Announce.CatalogSHA256, t, w.Queue)
+		if err != nil {
+			return nil, 0, err
+		}
+		consumers = append(consumers, c)
+		if aw := c.CachedInfo().Config.AckWait; ackWait == 0 || aw < ackWait {
+			ackWait = aw
+		}
+	}
+	return consumers, ackWait, nil
 }
 
 func (w *Worker) beat(ctx context.Context, kv jetstream.KeyValue) error {

@@ -71,8 +71,10 @@ func (m *Machine) Available() []string {
 // returns that target's cells; outDir keeps the Ginkgo report. A crash, a hang
 // (timeout, when positive, else the Machine's) or an interrupt is the cell's status,
 // as in a run's matrix.
-func (m *Machine) RunCell(ctx context.Context, model catalog.Model, target, outDir string, timeout time.Duration) ([]matrix.Cell, error) {
+// env is added to the suite's environment, over the Machine's.
+func (m *Machine) RunCell(ctx context.Context, model catalog.Model, target, outDir string, timeout time.Duration, env []string) ([]matrix.Cell, error) {
 	o := m.o
+	o.Env = append(slices.Clone(o.Env), env...)
 	if timeout > 0 {
 		o.Timeout = timeout
 	}

@@ -23,7 +23,6 @@ import (
 	"github.com/hwtest/hwtest/history"
 	"github.com/hwtest/hwtest/layout"
 	"github.com/hwtest/hwtest/matrix"
-	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/runner"
 )
 
@@ -38,13 +37,13 @@ func addFleetFlags(cmd *cobra.Command, f *FleetFlags) {
 	cmd.Flags().StringVar(&f.TLSCA, "tls-ca", "", "PEM file of the CA that signed the server's TLS certificate (for tls:// URLs)")
 }
 
-// connect reaches the fleet at url.
-func (f *FleetFlags) connect(url, name string) (*nats.Conn, jetstream.JetStream, error) {
+// connect reaches the fleet at url (or the embedded server srv, in process).
+func (f *FleetFlags) connect(url, name string, srv *fleet.Server) (*nats.Conn, jetstream.JetStream, error) {
 	creds, err := fleet.LoadCredentials(f.Credentials)
 	if err != nil {
 		return nil, nil, err
 	}
-	nc, err := fleet.Connect(fleet.ConnectOptions{URL: url, Name: name, Credentials: creds, TLSCA: f.TLSCA})
+	nc, err := fleet.Connect(fleet.ConnectOptions{URL: url, Name: name, Credentials: creds, TLSCA: f.TLSCA, InProcess: srv})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,6 +99,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	url := opts.NATS
+	var srv *fleet.Server
 	if url == "" {
 		creds, err := fleet.LoadCredentials(opts.Credentials)
 		if err != nil {
@@ -109,7 +109,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		if store == "" {
 			store = layout.State(opts.Root, "nats")
 		}
-		srv, err := fleet.StartServer(fleet.ServerOptions{Listen: opts.Listen, StoreDir: store, Credentials: creds, TLSCert: opts.TLSCert, TLSKey: opts.TLSKey})
+		srv, err = fleet.StartServer(fleet.ServerOptions{Listen: opts.Listen, StoreDir: store, Credentials: creds, TLSCert: opts.TLSCert, TLSKey: opts.TLSKey})
 		if err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		url = srv.URL
 		fmt.Fprintf(opts.Stderr, "serve: NATS with JetStream on %s (files in %s)\n", url, relToWD(store))
 	}
-	nc, js, err := opts.connect(url, "hwtest serve")
+	nc, js, err := opts.connect(url, "hwtest serve", srv)
 	if err != nil {
 		return err
 	}
@@ -125,9 +125,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err := fleet.Setup(ctx, js); err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.Stdout, "fleet ready: hwtest worker --nats %s; hwtest run --fleet %s\n", url, url)
+	shown := fleet.RedactURL(url)
+	fmt.Fprintf(opts.Stdout, "fleet ready: hwtest worker --nats %s; hwtest run --fleet %s\n", shown, shown)
 	rec := &fleet.Recorder{JS: js, Log: opts.Stderr, Store: func(ctx context.Context, m matrix.Matrix) error {
-		err := storeMatrix(ctx, opts.Globals, m, "fleet")
+		err := storeMatrix(ctx, opts.Globals, m, "fleet", false)
 		if errors.Is(err, history.ErrDuplicate) {
 			return nil // its submitter stored it in this database already
 		}
@@ -137,12 +138,12 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 }
 
 // storeMatrix adds a run's matrix to the history database.
-func storeMatrix(ctx context.Context, g *Globals, m matrix.Matrix, source string) error {
+func storeMatrix(ctx context.Context, g *Globals, m matrix.Matrix, source string, interrupted bool) error {
 	db, err := g.openHistory(ctx, history.ReadWrite)
 	if err != nil {
 		return err
 	}
-	err = db.Store(ctx, history.Run{Matrix: m, Source: source})
+	err = db.Store(ctx, history.Run{Matrix: m, Source: source, Interrupted: interrupted})
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
@@ -207,14 +208,21 @@ func workerRun(ctx context.Context, opts *WorkerOptions) error {
 	}
 	host, _ := os.Hostname()
 	if opts.Name == "" {
-		opts.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
+		// A worker id is one NATS subject token and key: a host such as
+		// MacBook-Pro.local gives MacBook-Pro-local-<pid>.
+		opts.Name = strings.Map(func(r rune) rune {
+			if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+				return r
+			}
+			return '-'
+		}, host) + fmt.Sprintf("-%d", os.Getpid())
 	}
 	if strings.ContainsAny(opts.Name, " .*>/\\") {
 		return fmt.Errorf("--name %q: use letters, digits, - and _ only", opts.Name)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	nc, js, err := opts.connect(opts.NATS, "hwtest worker "+opts.Name)
+	nc, js, err := opts.connect(opts.NATS, "hwtest worker "+opts.Name, nil)
 	if err != nil {
 		return err
 	}
@@ -268,17 +276,23 @@ func runFleet(ctx context.Context, opts *RunOptions, c *catalog.Catalogs) error 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.Stderr, "run id: %s (fleet %s)\n", id, opts.Fleet)
+	fmt.Fprintf(opts.Stderr, "run id: %s (fleet %s)\n", id, fleet.RedactURL(opts.Fleet))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	nc, js, err := opts.connect(opts.Fleet, "hwtest run "+id)
+	nc, js, err := opts.connect(opts.Fleet, "hwtest run "+id, nil)
 	if err != nil {
 		os.RemoveAll(out)
 		return err
 	}
 	defer nc.Close()
 	var allModels, allTargets []string
-	p := fleet.Plan{Run: id, Chains: map[string][]string{}, CatalogSHA256: sum, ModelSHA256: map[string]string{}, ModelFiles: map[string]fleet.ModelFile{}, Timeout: opts.Timeout}
+	settings := map[string]string{}
+	for _, k := range fleet.MeasurementSettings {
+		if v, ok := os.LookupEnv(k); ok {
+			settings[k] = v
+		}
+	}
+	p := fleet.Plan{Settings: settings, Run: id, Chains: map[string][]string{}, CatalogSHA256: sum, ModelSHA256: map[string]string{}, ModelFiles: map[string]fleet.ModelFile{}, Timeout: opts.Timeout}
 	for _, m := range c.Models {
 		allModels = append(allModels, m.ID)
 		if len(opts.ModelIDs) == 0 || slices.Contains(opts.ModelIDs, m.ID) {
@@ -318,18 +332,8 @@ func runFleet(ctx context.Context, opts *RunOptions, c *catalog.Catalogs) error 
 		os.RemoveAll(out)
 		return runErr
 	}
-	mx := matrix.Assemble(res.Cells, allModels, allTargets)
-	mx.RunID = id
-	if mx.Generated.IsZero() {
-		mx.Generated = time.Now().UTC()
-	}
-	var names []string
-	for _, w := range res.Workers {
-		names = append(names, w.ID)
-	}
-	mx.Host = "fleet " + opts.Fleet + ": " + strings.Join(names, ", ")
+	mx := fleet.Assemble(id, allModels, allTargets, res.Cells, res.Workers, time.Now())
 	mx.DetectedAt = began.UTC()
-	mx.Detection = fleetDetection(res.Workers, allTargets)
 	if err := matrix.Write(out, mx); err != nil {
 		return err
 	}
@@ -341,7 +345,7 @@ func runFleet(ctx context.Context, opts *RunOptions, c *catalog.Catalogs) error 
 	for _, r := range res.Rejected {
 		fmt.Fprintf(opts.Stdout, "rejected: %s\n", r)
 	}
-	stored := storeMatrix(context.Background(), opts.Globals, mx, "fleet")
+	stored := storeMatrix(context.Background(), opts.Globals, mx, "fleet", runErr != nil)
 	if errors.Is(stored, history.ErrDuplicate) {
 		stored = nil // hwtest serve stored it in this database first
 	} else if stored != nil {
@@ -363,27 +367,6 @@ func reasonSuffix(r string) string {
 		return ""
 	}
 	return " (" + r + ")"
-}
-
-// fleetDetection says, per target, which workers have it.
-func fleetDetection(workers []fleet.Announcement, targets []string) []result.Detected {
-	var out []result.Detected
-	for _, t := range targets {
-		d := result.Detected{Target: t}
-		var have []string
-		for _, w := range workers {
-			if slices.Contains(w.Targets, t) {
-				have = append(have, w.ID)
-			}
-		}
-		if len(have) > 0 {
-			d.Available, d.Name = true, "workers: "+strings.Join(have, ", ")
-		} else {
-			d.Reason = "no worker in the fleet has " + t
-		}
-		out = append(out, d)
-	}
-	return out
 }
 
 func sortedByJobs(per map[string]int) []string {

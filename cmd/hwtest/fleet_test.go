@@ -71,7 +71,9 @@ func TestFleetRunOnRealWorkers(t *testing.T) {
 	workers := map[string]*exec.Cmd{"wa": startWorkerProcess(t, bin, srv.URL, "wa"), "wb": startWorkerProcess(t, bin, srv.URL, "wb")}
 	reports := t.TempDir()
 	db := filepath.Join(t.TempDir(), "history.duckdb")
-	p := startRun(t, bin, []string{"HWTEST_DB=" + db}, "--fleet", srv.URL, "--reports", reports,
+	// The submitter's measurement settings go with its jobs: the workers' own
+	// (300ms) do not apply.
+	p := startRun(t, bin, []string{"HWTEST_DB=" + db, "HWTEST_MEASURE_TIME=1s"}, "--fleet", srv.URL, "--reports", reports,
 		"--model", "silero-vad-v5", "--model", "bert-base-uncased", "--target", "cpu", "--target", "cuda")
 	// Kill the worker of the first job while it runs it.
 	took := regexp.MustCompile(`^(w[ab]): took (\S+) on cpu`)
@@ -114,6 +116,9 @@ func TestFleetRunOnRealWorkers(t *testing.T) {
 		c := got[m+"/cpu"]
 		if c.Status != result.StatusPass || c.Metrics == nil || c.Metrics.P50MS <= 0 || c.Provenance == nil {
 			t.Errorf("%s/cpu: %s %q metrics %v: want a measured pass", m, c.Status, c.Reason, c.Metrics)
+		}
+		if c.Metrics != nil && c.Metrics.TimedMS < 900 {
+			t.Errorf("%s/cpu: timed for %.0f ms, want about the submitter's HWTEST_MEASURE_TIME=1s", m, c.Metrics.TimedMS)
 		}
 		cuda := got[m+"/cuda"]
 		if cuda.Status != result.StatusUnavailable || !strings.HasPrefix(cuda.Reason, "no worker in the fleet has cuda (workers seen: wa (cpu); wb (cpu))") || cuda.FallsBackTo != "cuda → cpu" {
