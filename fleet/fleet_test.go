@@ -373,6 +373,8 @@ func TestJobsOfALostTargetEnd(t *testing.T) {
 	ann, _ := json.Marshal(fleet.Announcement{ID: "w-gpu", Targets: []string{"cuda"}, CatalogSHA256: "test-catalog"})
 	kv.Put(ctx, "w-gpu", ann)
 	startWorker(t, s.URL, "w-cpu", []string{"cpu"}, fleettest.Exec("w-cpu"))
+	waitAnnounced(t, js, 2) // the fallback needs w-cpu live (a slow start here failed 1 run in 10)
+	kv.Put(ctx, "w-gpu", ann) // its last heartbeat: now
 	sub := &fleet.Submitter{JS: js, NC: nc, Orphaned: 2 * time.Second, Silent: time.Second}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()

@@ -50,7 +50,9 @@ func modelStore(ctx context.Context, js jetstream.JetStream) (jetstream.ObjectSt
 	obs, err := js.ObjectStore(ctx, ModelsBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		obs, err = js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: ModelsBucket, Storage: jetstream.FileStorage,
-			Description: "model files workers fetch, by sha256"})
+			Description: "model files workers fetch, by sha256",
+			TTL:         ResultsKept, // a file no run asked for in a week goes
+		})
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			obs, err = js.ObjectStore(ctx, ModelsBucket)
 		}

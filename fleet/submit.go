@@ -253,6 +253,9 @@ func (r *fleetRun) missing(target string) string {
 	var seen []string
 	for _, id := range slices.Sorted(maps.Keys(r.workers)) {
 		a := r.workers[id]
+		if time.Since(a.Heartbeat) > 24*time.Hour {
+			continue // gone long ago: not worth naming (the bucket keeps it a week)
+		}
 		desc := id + " (" + strings.Join(a.Targets, ", ")
 		switch {
 		case a.Stopped:

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,7 +18,7 @@ import (
 )
 
 // CatalogSHA256 names a pair of catalogs in the fleet: the sha256 of models.yaml's
-// bytes and hardware.yaml's. A worker runs only jobs of the catalogs it has, so a
+// bytes and hardware.yaml's, with CRLF line ends read as LF. A worker runs only jobs of the catalogs it has, so a
 // model id means the same model on every machine.
 func CatalogSHA256(modelsFile, hardwareFile string) (string, error) {
 	h := sha256.New()
@@ -26,6 +27,8 @@ func CatalogSHA256(modelsFile, hardwareFile string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		// A Windows checkout (core.autocrlf) has the same catalogs in CRLF.
+		b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
 		fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(b))
 		h.Write(b)
 	}

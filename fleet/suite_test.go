@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,5 +44,30 @@ func TestSuiteExecutorRefusesOtherCatalogsAndModels(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q…", tc.name, err, tc.want)
 		}
+	}
+}
+
+// The same catalogs checked out with CRLF line ends (Windows, core.autocrlf) have
+// the same hash; other catalogs do not.
+func TestCatalogSHA256(t *testing.T) {
+	hash := func(models, hardware string) string {
+		dir := t.TempDir()
+		m, h := filepath.Join(dir, "models.yaml"), filepath.Join(dir, "hardware.yaml")
+		os.WriteFile(m, []byte(models), 0o644)
+		os.WriteFile(h, []byte(hardware), 0o644)
+		sum, err := fleet.CatalogSHA256(m, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	lf := hash("models:\n  - id: a\n", "targets: []\n")
+	crlf := hash("models:\r\n  - id: a\r\n", "targets: []\r\n")
+	other := hash("models:\n  - id: b\n", "targets: []\n")
+	if lf != crlf {
+		t.Errorf("CRLF catalogs hash %s, LF %s: want the same", crlf[:12], lf[:12])
+	}
+	if lf == other {
+		t.Error("other catalogs hash the same")
 	}
 }

@@ -299,6 +299,8 @@ func runFleet(ctx context.Context, opts *RunOptions, c *catalog.Catalogs) error 
 			p.Models = append(p.Models, m.ID)
 			if sha, f, ok := fleet.ResolveModel(opts.Root, m); ok {
 				p.ModelSHA256[m.ID], p.ModelFiles[sha] = sha, f
+			} else {
+				fmt.Fprintf(opts.Stderr, "run: %s: neither the model nor its fixture is here: each worker runs the file it has (its cell says whether that is the fixture)\n", m.ID)
 			}
 		}
 	}
