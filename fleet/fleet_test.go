@@ -77,6 +77,21 @@ func waitAnnounced(t testing.TB, js jetstream.JetStream, n int) {
 	t.Fatalf("%d workers did not announce themselves in 30s", n)
 }
 
+// workersBucket makes the fleet's streams and bucket on the server at url, as the
+// first worker or submitter would, and opens the workers' bucket.
+func workersBucket(t testing.TB, url string) (*nats.Conn, jetstream.JetStream, jetstream.KeyValue) {
+	t.Helper()
+	nc, js := connect(t, url)
+	if err := fleet.Setup(context.Background(), js); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), fleet.WorkersBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js, kv
+}
+
 func submit(t testing.TB, url string, p fleet.Plan) *fleet.Outcome {
 	t.Helper()
 	nc, js := connect(t, url)
@@ -323,17 +338,10 @@ func TestLongJobKeptWhileItRuns(t *testing.T) {
 // job ran again) counts once: the first.
 func TestSecondResultOfAJobIgnored(t *testing.T) {
 	s := startServer(t)
-	_, js := connect(t, s.URL)
+	_, js, kv := workersBucket(t, s.URL)
 	ctx := context.Background()
-	if err := fleet.Setup(ctx, js); err != nil {
-		t.Fatal(err)
-	}
 	// w-dead announced itself, stored the result of job a twice (its publish
 	// retried after a lost acknowledgement, on a connection of another id) and died.
-	kv, err := js.KeyValue(ctx, fleet.WorkersBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ann, _ := json.Marshal(fleet.Announcement{ID: "w-dead", Targets: []string{"cpu"}, CatalogSHA256: "test-catalog", Stopped: true})
 	if _, err := kv.Put(ctx, "w-dead", ann); err != nil {
 		t.Fatal(err)
@@ -363,17 +371,13 @@ func TestSecondResultOfAJobIgnored(t *testing.T) {
 // saying so: the run does not wait for ever.
 func TestJobsOfALostTargetEnd(t *testing.T) {
 	s := startServer(t)
-	nc, js := connect(t, s.URL)
+	nc, js, kv := workersBucket(t, s.URL)
 	ctx := context.Background()
-	if err := fleet.Setup(ctx, js); err != nil {
-		t.Fatal(err)
-	}
-	kv, _ := js.KeyValue(ctx, fleet.WorkersBucket)
 	// w-gpu announced cuda and then stopped sending heartbeats (its machine died).
 	ann, _ := json.Marshal(fleet.Announcement{ID: "w-gpu", Targets: []string{"cuda"}, CatalogSHA256: "test-catalog"})
 	kv.Put(ctx, "w-gpu", ann)
 	startWorker(t, s.URL, "w-cpu", []string{"cpu"}, fleettest.Exec("w-cpu"))
-	waitAnnounced(t, js, 2) // the fallback needs w-cpu live (a slow start here failed 1 run in 10)
+	waitAnnounced(t, js, 2)   // the fallback needs w-cpu live (a slow start here failed 1 run in 10)
 	kv.Put(ctx, "w-gpu", ann) // its last heartbeat: now
 	sub := &fleet.Submitter{JS: js, NC: nc, Orphaned: 2 * time.Second, Silent: time.Second}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
