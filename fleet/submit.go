@@ -508,7 +508,7 @@ func (r *fleetRun) orphans(ctx context.Context) []Job {
 		if time.Since(since) < r.s.Orphaned {
 			continue
 		}
-		reason := fmt.Sprintf("%s; the job waited %v for one and was given up (it stays queued: a worker that comes later runs it, for nothing)", r.missing(j.Target), r.s.Orphaned)
+		reason := fmt.Sprintf("%s; the job waited %v for one and was given up", r.missing(j.Target), r.s.Orphaned)
 		c := matrix.Cell{Model: j.Model, Target: j.Target, Status: result.StatusUnavailable, Reason: reason,
 			Checks: []matrix.CheckResult{{Name: "fleet", Status: result.StatusUnavailable, Reason: reason}}}
 		more = append(more, r.fallback(&c)...)
