@@ -355,8 +355,11 @@ func runFleet(ctx context.Context, opts *RunOptions, c *catalog.Catalogs) error 
 	} else {
 		fmt.Fprintf(opts.Stdout, "history: %s (%d cells)\n", relToWD(opts.DB), len(mx.Cells))
 	}
+	if runErr != nil && ctx.Err() != nil {
+		return &exitError{code: ExitInterrupted, err: errors.Join(fmt.Errorf("run %s interrupted: the matrix holds the cells that finished", id), stored)}
+	}
 	if runErr != nil {
-		return &exitError{code: ExitInterrupted, err: errors.Join(fmt.Errorf("run %s interrupted: the matrix holds the cells that finished: %w", id, runErr), stored)}
+		return errors.Join(fmt.Errorf("run %s stopped: %w (the matrix holds the cells that finished)", id, runErr), stored)
 	}
 	if err := runner.LinkLatest(reports, id); err != nil {
 		return errors.Join(err, stored)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -229,4 +230,62 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Ctrl-C on `hwtest run --fleet`: exit 130, the matrix of what finished, the run
+// stored as interrupted, and none of its jobs left queued for workers to run later.
+func TestFleetRunInterrupted(t *testing.T) {
+	needSuites(t)
+	bin := buildHwtest(t)
+	srv, err := fleet.StartServer(fleet.ServerOptions{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	sum, err := fleet.CatalogSHA256("../../models.yaml", "../../hardware.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := fleet.Connect(fleet.ConnectOptions{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	// A worker whose jobs run until it is stopped.
+	w := &fleet.Worker{JS: js, NC: nc, Heartbeat: 200 * time.Millisecond,
+		Exec: func(ctx context.Context, j fleet.Job) ([]matrix.Cell, error) { <-ctx.Done(); return nil, ctx.Err() },
+		Announce: fleet.Announcement{ID: "slow", Targets: []string{"cpu"}, CatalogSHA256: sum}}
+	wctx, stopWorker := context.WithCancel(context.Background())
+	defer stopWorker()
+	go w.Run(wctx)
+
+	db := filepath.Join(t.TempDir(), "history.duckdb")
+	p := startRun(t, bin, []string{"HWTEST_DB=" + db}, "--fleet", srv.URL, "--reports", t.TempDir(), "--target", "cpu")
+	p.waitFor(t, "slow: took ", time.Minute)
+	p.cmd.Process.Signal(os.Interrupt)
+	err = p.cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitInterrupted {
+		t.Fatalf("exit %v, want %d\n%s", err, ExitInterrupted, p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "interrupted: the matrix holds the cells that finished") {
+		t.Errorf("stderr:\n%s", p.stderr.String())
+	}
+	st, err := js.Stream(context.Background(), fleet.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := st.Info(context.Background()); err != nil || info.State.Msgs != 0 {
+		t.Errorf("jobs left queued: %+v, %v", info.State, err)
+	}
+	h, err := history.Open(context.Background(), db, history.ReadOnly, history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	runs, err := h.Runs(context.Background())
+	if err != nil || len(runs) != 1 || !runs[0].Interrupted || runs[0].Source != "fleet" {
+		t.Errorf("runs %+v, %v: want one interrupted fleet run", runs, err)
+	}
 }
