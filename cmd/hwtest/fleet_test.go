@@ -254,7 +254,7 @@ func TestFleetRunInterrupted(t *testing.T) {
 	js, _ := jetstream.New(nc)
 	// A worker whose jobs run until it is stopped.
 	w := &fleet.Worker{JS: js, NC: nc, Heartbeat: 200 * time.Millisecond,
-		Exec: func(ctx context.Context, j fleet.Job) ([]matrix.Cell, error) { <-ctx.Done(); return nil, ctx.Err() },
+		Exec:     func(ctx context.Context, j fleet.Job) ([]matrix.Cell, error) { <-ctx.Done(); return nil, ctx.Err() },
 		Announce: fleet.Announcement{ID: "slow", Targets: []string{"cpu"}, CatalogSHA256: sum}}
 	wctx, stopWorker := context.WithCancel(context.Background())
 	defer stopWorker()
