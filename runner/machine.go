@@ -21,11 +21,10 @@ import (
 // keeps one for all the jobs it takes, so each job is a suite process of its own
 // with the same isolation, timeout and provenance as in `hwtest run`.
 type Machine struct {
-	o         Options
-	bin       string
-	binDir    string
-	Detection hardware.Report
-	Detected  []result.Detected // per catalog target
+	o        Options
+	bin      string
+	binDir   string
+	Detected []result.Detected // what the probes said of each target probed
 }
 
 // NewMachine builds the suite and probes the catalog's targets, only o.TargetIDs'
@@ -53,7 +52,7 @@ func NewMachine(ctx context.Context, o Options) (*Machine, error) {
 	}
 	devs, _ := json.Marshal(det.Devices(rts))
 	o.Env = append(o.Env, runtime.DevicesEnv+"="+string(devs))
-	return &Machine{o: o, bin: bin, binDir: binDir, Detection: det, Detected: det.Detected(rts)}, nil
+	return &Machine{o: o, bin: bin, binDir: binDir, Detected: det.Detected(rts)}, nil
 }
 
 // Available are the targets the probes found.
