@@ -26,13 +26,19 @@ UNIT_PKGS      = $(shell go list ./... | grep -v /generated/)
 MEASURE_TIME ?= 1s
 TEST_MEASURE_TIME ?= 100ms
 
-.PHONY: help setup browsers build generate verify test unit suites run bench clean
+.PHONY: help setup browsers onnx-testdata build generate verify test unit suites run bench clean
 
 help: ## list targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
 
-setup: $(ORT_LIB) $(GINKGO) $(HWTEST) browsers ## install ONNX Runtime, the ginkgo CLI, browsers and the models (idempotent)
+setup: $(ORT_LIB) $(GINKGO) $(HWTEST) browsers onnx-testdata ## install ONNX Runtime, the ginkgo CLI, browsers, ONNX's test cases and the models (idempotent)
 	@$(HWTEST) fetch >/dev/null
+
+# Debian's libonnx-testdata 1.12.0 (the ONNX project's own node test cases, which the
+# conformance suites under generated/conformance/ run): apt-get download + dpkg -x into
+# $(STATE)/onnx-testdata/, sha256-checked; needs no root once the package lists have it.
+onnx-testdata:
+	@bash scripts/setup-onnx-testdata.sh $(STATE)
 
 # Debian's chromium (wasm, WebGPU on SwiftShader), the Chromium in npm
 # @sparticuz/chromium (WebNN), onnxruntime-web; pinned and integrity-checked.
