@@ -60,11 +60,15 @@ func (c Case) QualifiedOp() string {
 }
 
 // DataDir is the folder of node cases make setup installs under the state folder
-// (.hwtest/onnx-testdata/...), else a system install of libonnx-testdata. The error
-// says how to get it.
-func DataDir() (string, error) {
+// of the repository at root (.hwtest/onnx-testdata/...), else a system install of
+// libonnx-testdata. root "" finds the repository from the working directory. The
+// error says how to get them.
+func DataDir(root string) (string, error) {
 	var tried []string
-	if root, err := layout.Root(); err == nil {
+	if root == "" {
+		root, _ = layout.Root()
+	}
+	if root != "" {
 		d := layout.State(root, "onnx-testdata", "usr", "share", "libonnx-testdata", "data", "node")
 		if isDir(d) {
 			return d, nil
