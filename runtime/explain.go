@@ -98,8 +98,8 @@ func Explain(m Model, t Target) (*Explanation, error) {
 	if _, err := Init(); err != nil {
 		return nil, err
 	}
-	if reason := Unavailable(t); reason != "" {
-		return nil, fmt.Errorf("%s is unavailable here: %s", t.ID, reason)
+	if err := available(t); err != nil {
+		return nil, err
 	}
 	rm, err := Resolve(m)
 	if err != nil {
@@ -118,6 +118,9 @@ func ExplainFiles(m Model, refPath, targetPath string, t Target) (*Explanation, 
 	if _, err := Init(); err != nil {
 		return nil, err
 	}
+	if err := available(t); err != nil {
+		return nil, err
+	}
 	sum, err := fileSHA256(refPath)
 	if err != nil {
 		return nil, err
@@ -131,6 +134,14 @@ func ExplainFiles(m Model, refPath, targetPath string, t Target) (*Explanation, 
 		return nil, err
 	}
 	return explain(m, ref, refPath, targetPath, t)
+}
+
+// available is the target's probe: an unavailable target is an error with its reason.
+func available(t Target) error {
+	if reason := Unavailable(t); reason != "" {
+		return fmt.Errorf("%s is unavailable here: %s", t.ID, reason)
+	}
+	return nil
 }
 
 // maxInlineRounds bounds If nesting: each round inlines one level.
