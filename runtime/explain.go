@@ -47,6 +47,7 @@ type DivergentNode struct {
 	OpType string            `json:"op_type"`
 	Domain string            `json:"domain,omitempty"`
 	Output string            `json:"output"`
+	Shape  []int64           `json:"shape"` // the output's, on the CPU reference: where Worst.Index lies
 	Worst  *result.Deviation `json:"worst"`
 	Inputs []InputState      `json:"inputs"`
 }
@@ -65,7 +66,7 @@ func (e *Explanation) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s on %s: %s\n", e.Model, e.Target, e.Line)
 	if n := e.Node; n != nil {
-		fmt.Fprintf(&b, "  worst element: %s\n", n.Worst)
+		fmt.Fprintf(&b, "  worst element: %s, of shape %v\n", n.Worst, n.Shape)
 		for _, in := range n.Inputs {
 			fmt.Fprintf(&b, "  input %s: %s", in.Name, in.State)
 			if in.Worst != nil && in.State == "agrees" {
@@ -160,7 +161,7 @@ func explain(m Model, ref *Reference, refPath, targetPath string, t Target) (*Ex
 	defer os.RemoveAll(dir)
 
 	// The model as it is, on the target: what the cell saw.
-	got, err := runOn(targetPath, t, ref.Inputs)
+	got, err := runOn(targetPath, &t, ref.Inputs)
 	if err != nil {
 		return nil, fmt.Errorf("the model on %s: %w", t.ID, err)
 	}
@@ -189,11 +190,11 @@ func explain(m Model, ref *Reference, refPath, targetPath string, t Target) (*Ex
 		return nil, err
 	}
 	e.Unexposed = unexposed
-	want, err := runExposed(refData, names, dir, "reference.onnx", Target{ID: "reference", Provider: CPUProvider}, ref.Inputs)
+	want, err := runExposed(refData, names, dir, "reference.onnx", referenceTarget, ref.Inputs)
 	if err != nil {
 		return nil, fmt.Errorf("the exposed model on the CPU reference: %w", err)
 	}
-	got, err = runExposed(tgtData, names, dir, "target.onnx", t, ref.Inputs)
+	got, err = runExposed(tgtData, names, dir, "target.onnx", &t, ref.Inputs)
 	if err != nil {
 		return nil, fmt.Errorf("the exposed model on %s: %w", t.ID, err)
 	}
@@ -241,7 +242,7 @@ func inlineTakenIfs(refData, tgtData []byte, inputs []Tensor, dir string) ([]byt
 		if len(ifs) == 0 {
 			return refData, tgtData, inlined, nil
 		}
-		out, err := runExposed(refData, conds, dir, "conditions.onnx", Target{ID: "reference", Provider: CPUProvider}, inputs)
+		out, err := runExposed(refData, conds, dir, "conditions.onnx", referenceTarget, inputs)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("reading If conditions on the CPU reference: %w", err)
 		}
@@ -298,7 +299,7 @@ func exposable(model []byte, l *onnx.Listing) (names, unexposed []string, err er
 
 // runExposed runs the model with names exposed (and only those, besides its own
 // outputs) on a target: the reference session's options for the reference.
-func runExposed(model []byte, names []string, dir, file string, t Target, inputs []Tensor) ([]Tensor, error) {
+func runExposed(model []byte, names []string, dir, file string, t *Target, inputs []Tensor) ([]Tensor, error) {
 	exposed, err := onnx.Expose(model, names)
 	if err != nil {
 		return nil, err
@@ -310,18 +311,22 @@ func runExposed(model []byte, names []string, dir, file string, t Target, inputs
 	return runOn(path, t, inputs)
 }
 
+// referenceTarget stands for the CPU reference's session in runOn.
+var referenceTarget = &Target{ID: "reference", Provider: CPUProvider}
+
 // runOn opens a model on a target as its cell does (a native session with CPU
-// fallback allowed, or onnxruntime-web in Chromium), runs it once and closes it.
-func runOn(path string, t Target, inputs []Tensor) ([]Tensor, error) {
+// fallback allowed, or onnxruntime-web in Chromium), or as the CPU reference does
+// (referenceTarget), runs it once and closes it.
+func runOn(path string, t *Target, inputs []Tensor) ([]Tensor, error) {
 	var s Backend
 	var err error
 	switch {
-	case t.ID == "reference":
-		s, err = openSession(path, t, false, true, "")
+	case t == referenceTarget:
+		s, err = openSession(path, *t, false, true, "")
 	case t.Runner == "browser":
-		s, err = openBrowserSession(path, t)
+		s, err = openBrowserSession(path, *t)
 	default:
-		s, err = OpenSession(path, t, false)
+		s, err = OpenSession(path, *t, false)
 	}
 	if err != nil {
 		return nil, err
@@ -335,6 +340,7 @@ func runOn(path string, t Target, inputs []Tensor) ([]Tensor, error) {
 func (e *Explanation) compare(l *onnx.Listing, got, want []Tensor, tol Tolerance, unexposed []string) error {
 	gotBy, wantBy := byName(got), byName(want)
 	worst := map[string]*result.Deviation{} // compared values → their worst element
+	shapes := map[string][]int64{}
 	for _, n := range l.Nodes {
 		var div *result.Deviation
 		compared := false
@@ -354,6 +360,7 @@ func (e *Explanation) compare(l *onnx.Listing, got, want []Tensor, tol Tolerance
 			}
 			compared = true
 			worst[o] = d
+			shapes[o] = w.Shape
 			if diverges(d) && worse(d, div) {
 				div = d
 			}
@@ -367,7 +374,7 @@ func (e *Explanation) compare(l *onnx.Listing, got, want []Tensor, tol Tolerance
 		if div == nil || e.Node != nil {
 			continue
 		}
-		dn := &DivergentNode{Name: n.Name, OpType: n.OpType, Domain: n.Domain, Output: div.Output, Worst: div}
+		dn := &DivergentNode{Name: n.Name, OpType: n.OpType, Domain: n.Domain, Output: div.Output, Shape: shapes[div.Output], Worst: div}
 		for _, in := range n.Inputs {
 			if in == "" {
 				continue

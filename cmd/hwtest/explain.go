@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -117,4 +120,36 @@ func explainZoo(name string, t runtime.Target) (*runtime.Explanation, error) {
 		}
 	}
 	return runtime.ExplainFiles(m, path, path, t)
+}
+
+// explainCell runs `hwtest explain MODEL TARGET --json` in a child process for a
+// mismatch cell of `hwtest run` (a native crash there must not end the run), bounded
+// by the run's per-model timeout, and returns its line, or why there is none.
+func (opts *RunOptions) explainCell(ctx context.Context, model, target string) string {
+	self, err := os.Executable()
+	if err != nil {
+		return "not traced: " + err.Error()
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, "explain", model, target, "--json",
+		"--root", opts.Root, "--models", opts.ModelsFile, "--hardware", opts.HardwareFile)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if err != nil {
+		why := strings.TrimSpace(stderr.String())
+		if len(why) > 400 {
+			why = "…" + why[len(why)-400:]
+		}
+		if ctx.Err() != nil {
+			why = fmt.Sprintf("timed out after %v", opts.Timeout)
+		}
+		return fmt.Sprintf("not traced: hwtest explain failed (%v): %s", err, why)
+	}
+	var e runtime.Explanation
+	if err := json.Unmarshal(stdout.Bytes(), &e); err != nil {
+		return "not traced: hwtest explain's output is not its JSON: " + err.Error()
+	}
+	return e.Line
 }
