@@ -194,6 +194,11 @@ func explain(m Model, ref *Reference, refPath, targetPath string, t Target) (*Ex
 	if err != nil {
 		return nil, fmt.Errorf("the exposed model on the CPU reference: %w", err)
 	}
+	// The edit must not change what the model computes: the edited model's own
+	// outputs on the CPU are the reference's.
+	if d, err := CompareAll(want, ref.Outputs, tol); err != nil || diverges(d) {
+		e.Notes = append(e.Notes, fmt.Sprintf("the edited model's outputs on the CPU reference differ from the model's (%v%v): inlining or exposing changed what it computes, so the finding is suspect", d, err))
+	}
 	got, err = runExposed(tgtData, names, dir, "target.onnx", &t, ref.Inputs)
 	if err != nil {
 		return nil, fmt.Errorf("the exposed model on %s: %w", t.ID, err)
@@ -402,7 +407,7 @@ func (e *Explanation) compare(l *onnx.Listing, got, want []Tensor, tol Tolerance
 func whyNot(name string, unexposed []string) string {
 	for _, u := range unexposed {
 		if strings.HasPrefix(u, name+" (") {
-			return strings.TrimPrefix(u, name+" ")
+			return strings.TrimSuffix(strings.TrimPrefix(u, name+" ("), ")")
 		}
 	}
 	return "produced inside a subgraph or by no top-level node"

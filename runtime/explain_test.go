@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/hwtest/hwtest/onnx"
+	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/zoo"
 	"slices"
 	"strings"
@@ -53,6 +54,9 @@ func TestExplainRealMismatches(t *testing.T) {
 			t.Log("\n" + e.String())
 			if e.Original == nil {
 				t.Fatalf("the model agrees on %s: the mismatch this test traces is gone", c.target)
+			}
+			if len(e.Notes) > 0 {
+				t.Fatalf("notes: %q", e.Notes)
 			}
 			if e.Node == nil || e.Node.Name != c.node || !strings.HasSuffix(e.Line, "its inputs agree") {
 				t.Fatalf("want node %s with its inputs agreeing: %s", c.node, e.Line)
@@ -121,5 +125,38 @@ func TestExplainFindsTheBrokenNode(t *testing.T) {
 	}
 	if e.Node != nil || e.Original != nil {
 		t.Fatalf("the clean model diverges from itself on cpu: %s", e.Line)
+	}
+}
+
+// TestExplainLines covers the findings a real run rarely shows: an input that could
+// not be compared, and a mismatch that vanishes once intermediates are exposed.
+func TestExplainLines(t *testing.T) {
+	l := &onnx.Listing{
+		Inputs:  []string{"x"},
+		Outputs: []string{"y"},
+		Nodes: []onnx.NodeInfo{
+			{Name: "a", OpType: "Cast", Inputs: []string{"x"}, Outputs: []string{"h"}}, // h: float16, not exposed
+			{Name: "b", OpType: "Relu", Inputs: []string{"h"}, Outputs: []string{"y"}},
+		},
+	}
+	f := func(name string, v float64) Tensor {
+		return Tensor{Name: name, Type: 1, Shape: []int64{1}, Data: []float64{v}}
+	}
+	tol := Tolerance{RTol: 1e-3, ATol: 1e-5}
+	e := &Explanation{Original: &result.Deviation{Output: "y", AbsErr: 1, Allowed: 1e-3}}
+	if err := e.compare(l, []Tensor{f("y", 2)}, []Tensor{f("y", 1)}, tol, []string{"h (element type float16, which hwtest does not read back)"}); err != nil {
+		t.Fatal(err)
+	}
+	want := "first divergence: node b (Relu), output y, |error| 1; its input h could not be compared, so the cause may lie before it"
+	if got := e.line(true); got != want || e.Node.Inputs[0].State != "not compared: element type float16, which hwtest does not read back" {
+		t.Fatalf("line %q, input %+v; want %q", got, e.Node.Inputs, want)
+	}
+
+	e = &Explanation{Original: &result.Deviation{Output: "y", AbsErr: 1, Allowed: 1e-3}}
+	if err := e.compare(l, []Tensor{f("y", 1)}, []Tensor{f("y", 1)}, tol, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.line(false); !strings.HasPrefix(got, "no exposed value diverges, yet the model as it is does") || e.Compared != 1 || e.Divergent != 0 {
+		t.Fatalf("line %q, %d compared, %d divergent", got, e.Compared, e.Divergent)
 	}
 }
