@@ -133,6 +133,12 @@ func (m Matrix) Markdown() []byte {
 			}
 			tableRow(&b, row)
 		}
+		// Each traced mismatch gets a line under the table: the node it starts at.
+		for _, target := range targets {
+			if c, ok := byKey[key{model, target}]; ok && c.Explain != "" {
+				p("\n- %s on %s, traced by `hwtest explain %s %s`: %s\n", model, target, model, target, escape(truncate(c.Explain, maxReason)))
+			}
+		}
 	}
 
 	if len(m.Problems) > 0 {

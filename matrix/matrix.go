@@ -59,6 +59,10 @@ type Cell struct {
 	Placement   *result.Placement  `json:"placement,omitempty"`
 	Provenance  *result.Provenance `json:"provenance,omitempty"`
 	Outputs     []result.Output    `json:"outputs,omitempty"`
+	// Explain is, for a mismatch, where `hwtest run` traced it (`hwtest explain`'s
+	// line: the first node whose output diverges while its inputs agree, or why none
+	// could be named).
+	Explain string `json:"explain,omitempty"`
 	// WallMS is how long the cell took, as Ginkgo timed its specs: from the start of
 	// the first (whose BeforeAll loads the model and opens the session) to the end of
 	// the last (whose AfterAll closes it). `hwtest run` estimates its remaining time

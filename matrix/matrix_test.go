@@ -722,3 +722,27 @@ func TestMergerMatchesFromReports(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainedMismatchLine: a mismatch `hwtest run` traced carries its line in
+// matrix.json and gets one under its model's table in matrix.md.
+func TestExplainedMismatchLine(t *testing.T) {
+	specs := passing("vad", "cuda", 0.05)
+	big := &result.Deviation{Output: "stateN", Index: 7, Got: 1.5, Want: 0.5, AbsErr: 1, Allowed: 0.0006}
+	e := entry("vad", "cuda", checks[1], result.StatusMismatch, "outputs differ from the CPU reference: "+big.String())
+	e.Worst = big
+	specs[1] = failed(spec("vad", "cuda", checks[1], 0, e), types.SpecStateFailed, "mismatch: outputs differ", types.NodeTypeIt)
+	m := FromReports(roundTrip(t, suite(specs)), nil, nil, nil)
+	line := "first divergence: node Conv_3 (Conv), output c|3, |error| 60.8; its inputs agree"
+	m.Cells[0].Explain = line
+	md := string(m.Markdown())
+	if want := "- vad on cuda, traced by `hwtest explain vad cuda`: first divergence: node Conv_3 (Conv), output c\\|3, \\|error\\| 60.8; its inputs agree\n"; !strings.Contains(md, want) {
+		t.Errorf("markdown lacks %q:\n%s", want, md)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"explain":"first divergence: node Conv_3`) {
+		t.Errorf("matrix.json lacks the line: %s", b)
+	}
+}

@@ -25,8 +25,9 @@ type Merger struct {
 // NewMerger merges cells on the catalog's targets, in its order.
 func NewMerger(targets []string) *Merger { return &Merger{targets: targets} }
 
-// Add merges the reports and process failures of one model's suite process.
-func (g *Merger) Add(model string, reports []types.Report, failures []ProcessFailure) {
+// Add merges the reports and process failures of one model's suite process and
+// returns the cells they made.
+func (g *Merger) Add(model string, reports []types.Report, failures []ProcessFailure) []Cell {
 	m := FromReports(reports, failures, []string{model}, g.targets)
 	g.moreModels = addNew(g.moreModels, m.Models[1:])
 	g.moreTargets = addNew(g.moreTargets, m.Targets[len(g.targets):])
@@ -35,6 +36,7 @@ func (g *Merger) Add(model string, reports []types.Report, failures []ProcessFai
 	if m.Generated.After(g.generated) {
 		g.generated = m.Generated
 	}
+	return m.Cells
 }
 
 // Matrix is the matrix of everything added, models and targets in catalog order

@@ -12,6 +12,8 @@ type Timings struct {
 	Detect time.Duration // probing every target (browsers included)
 	Build  time.Duration // waiting for the suite's `go test -c` after detection (it builds during detection)
 	Suites time.Duration // the model processes, start to exit
+	// Explain: `hwtest explain` processes tracing mismatch cells (Options.Explain).
+	Explain time.Duration
 }
 
 // Breakdown is where a run's wall time went: measuring (warm-up and timed runs)
@@ -22,13 +24,14 @@ type Breakdown struct {
 	Load, FirstRuns      time.Duration // session creation and first inference (measured, once a cell)
 	CellsOther           time.Duration // the rest of the cells' wall time: probes, CPU references, browser pages, checks
 	Processes            time.Duration // the model processes' time outside their cells: start, Ginkgo, exit
+	Explain              time.Duration // tracing mismatch cells to their nodes
 	Rest                 time.Duration // Run outside detection, builds and the processes: the matrix, the reports
 }
 
 // Breakdown divides the run's time. A cell's wall time runs from its first spec's
 // start to its last's end; the metrics inside it are each timed where they happen.
 func (r *Result) Breakdown() Breakdown {
-	b := Breakdown{Total: r.Time.Total, Detect: r.Time.Detect, Build: r.Time.Build}
+	b := Breakdown{Total: r.Time.Total, Detect: r.Time.Detect, Build: r.Time.Build, Explain: r.Time.Explain}
 	var cells time.Duration
 	for _, c := range r.Matrix.Cells {
 		cells += msDuration(c.WallMS)
@@ -41,7 +44,7 @@ func (r *Result) Breakdown() Breakdown {
 	}
 	b.CellsOther = max(0, cells-b.WarmUp-b.Timed-b.Load-b.FirstRuns)
 	b.Processes = max(0, r.Time.Suites-cells)
-	b.Rest = max(0, r.Time.Total-r.Time.Detect-r.Time.Build-r.Time.Suites)
+	b.Rest = max(0, r.Time.Total-r.Time.Detect-r.Time.Build-r.Time.Suites-r.Time.Explain)
 	return b
 }
 
@@ -59,12 +62,16 @@ func (b Breakdown) String() string {
 		}
 		return fmt.Sprintf("%.0f%%", 100*d.Seconds()/b.Total.Seconds())
 	}
+	explain := "" // named only in runs that traced a mismatch
+	if b.Explain > 0 {
+		explain = "tracing mismatches " + s(b.Explain) + ", "
+	}
 	var lines strings.Builder
 	fmt.Fprintf(&lines, "time: %s in all: measuring %s (%s: warm-up %s, timed runs %s), overhead %s (%s)\n",
 		s(b.Total), s(b.Measuring()), pct(b.Measuring()), s(b.WarmUp), s(b.Timed), s(b.Overhead()), pct(b.Overhead()))
 	fmt.Fprintf(&lines, "      overhead: session creation %s, first runs %s, rest of the cells %s (probes, CPU references, browser pages, checks), "+
-		"model processes %s (start, exit), build %s (after detection), detection %s, other %s\n",
-		s(b.Load), s(b.FirstRuns), s(b.CellsOther), s(b.Processes), s(b.Build), s(b.Detect), s(b.Rest))
+		"model processes %s (start, exit), build %s (after detection), detection %s, %sother %s\n",
+		s(b.Load), s(b.FirstRuns), s(b.CellsOther), s(b.Processes), s(b.Build), s(b.Detect), explain, s(b.Rest))
 	return lines.String()
 }
 

@@ -50,6 +50,11 @@ type Options struct {
 	// status in its model's report differs from what its suite announced, or that
 	// its suite never announced (crash, timeout, interrupt): Revised.
 	Progress func(result.CellEvent)
+	// Explain, when set, traces a mismatch cell to its first divergent node, after
+	// its model's suite process ended, and returns the one line the cell carries
+	// (matrix.Cell.Explain). `hwtest run` runs `hwtest explain` in a child process,
+	// so a crash there costs the line, not the run.
+	Explain func(ctx context.Context, model, target string) string
 }
 
 // Result is what a run produced.
@@ -174,7 +179,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	// memory stays flat however many models it runs.
 	merged := matrix.NewMerger(targets)
 	var failures []matrix.ProcessFailure
-	bin := "" // the suite, built before the first model runs
+	explained := map[[2]string]string{} // (model, target) → Explain's line
+	bin := ""                           // the suite, built before the first model runs
 	interrupted := false
 	for _, m := range o.Catalogs.Models {
 		if ctx.Err() != nil {
@@ -214,9 +220,20 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 			fs = []matrix.ProcessFailure{*fail}
 		}
 		reviseProgress(o, m.ID, rep, fail, announced)
-		merged.Add(m.ID, rep, fs)
+		for _, c := range merged.Add(m.ID, rep, fs) {
+			if c.Status == result.StatusMismatch && o.Explain != nil && ctx.Err() == nil {
+				start := time.Now()
+				line := o.Explain(ctx, c.Model, c.Target)
+				tm.Explain += time.Since(start)
+				fmt.Fprintf(o.Log, "explain: %s on %s: %s\n", c.Model, c.Target, line)
+				explained[[2]string{c.Model, c.Target}] = line
+			}
+		}
 	}
 	mx := merged.Matrix(models)
+	for i, c := range mx.Cells {
+		mx.Cells[i].Explain = explained[[2]string{c.Model, c.Target}]
+	}
 	mx.RunID = o.RunID
 	mx.Host, mx.DetectedAt, mx.Detection = det.Host.Hostname, det.Generated, det.Detected(rts)
 	if err := matrix.Write(o.OutDir, mx); err != nil {

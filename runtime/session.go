@@ -309,6 +309,15 @@ func (s *Session) Run(inputs []Tensor) ([]Tensor, error) {
 			}
 		}
 	}()
+	for i, info := range s.outputs {
+		if info.OrtValueType == ort.ONNXTypeTensor && len(info.Dimensions) == 0 {
+			v, err := emptyScalar(info)
+			if err != nil {
+				return nil, err
+			}
+			outs[i] = v
+		}
+	}
 	if err := s.runWithTimeout(values, outs); err != nil {
 		return nil, err
 	}

@@ -109,10 +109,53 @@ func fromValue(name string, v ort.Value) (Tensor, error) {
 				t.Data = append(t.Data, 0)
 			}
 		}
+	case *ort.Scalar[float32]:
+		t.Type, t.Data = ort.TensorElementDataTypeFloat, []float64{float64(tv.GetData())}
+	case *ort.Scalar[float64]:
+		t.Type, t.Data = ort.TensorElementDataTypeDouble, []float64{tv.GetData()}
+	case *ort.Scalar[int64]:
+		t.Type, t.Data = ort.TensorElementDataTypeInt64, []float64{float64(tv.GetData())}
+	case *ort.Scalar[int32]:
+		t.Type, t.Data = ort.TensorElementDataTypeInt32, []float64{float64(tv.GetData())}
+	case *ort.Scalar[int8]:
+		t.Type, t.Data = ort.TensorElementDataTypeInt8, []float64{float64(tv.GetData())}
+	case *ort.Scalar[uint8]:
+		t.Type, t.Data = ort.TensorElementDataTypeUint8, []float64{float64(tv.GetData())}
+	case *ort.Scalar[bool]:
+		t.Type, t.Data = ort.TensorElementDataTypeBool, []float64{0}
+		if tv.GetData() {
+			t.Data[0] = 1
+		}
 	default:
 		return Tensor{}, fmt.Errorf("output %q: value of type %T is not supported", name, v)
 	}
+	if t.Shape == nil {
+		t.Shape = []int64{} // a scalar's shape is [], as ONNX Runtime allocated ones say
+	}
 	return t, nil
+}
+
+// emptyScalar pre-allocates a rank-0 output. onnxruntime_go cannot wrap a rank-0
+// tensor ONNX Runtime allocated ("Invalid tensor shape: The shape has no
+// dimensions"), so Run hands ONNX Runtime a scalar to fill instead.
+func emptyScalar(info ort.InputOutputInfo) (ort.Value, error) {
+	switch info.DataType {
+	case ort.TensorElementDataTypeFloat:
+		return ort.NewEmptyScalar[float32]()
+	case ort.TensorElementDataTypeDouble:
+		return ort.NewEmptyScalar[float64]()
+	case ort.TensorElementDataTypeInt64:
+		return ort.NewEmptyScalar[int64]()
+	case ort.TensorElementDataTypeInt32:
+		return ort.NewEmptyScalar[int32]()
+	case ort.TensorElementDataTypeInt8:
+		return ort.NewEmptyScalar[int8]()
+	case ort.TensorElementDataTypeUint8:
+		return ort.NewEmptyScalar[uint8]()
+	case ort.TensorElementDataTypeBool:
+		return ort.NewEmptyScalar[bool]()
+	}
+	return nil, fmt.Errorf("output %q: a scalar of element type %v is not supported", info.Name, info.DataType)
 }
 
 func widen[T int8 | uint8 | int32 | int64 | float32 | float64](xs []T) []float64 {

@@ -134,6 +134,14 @@ func TestNewCmdCheck(t *testing.T) {
 	}, newCheckCmd)
 }
 
+func TestNewCmdExplain(t *testing.T) {
+	testVerb(t, []flagCase[ExplainOptions]{
+		{name: "catalog id", args: "explain silero-vad-v5 webgpu-native", want: ExplainOptions{Model: "silero-vad-v5", Target: "webgpu-native"}},
+		{name: "zoo as json", args: "explain zoo:tiny-opt cpu --json", want: ExplainOptions{Model: "zoo:tiny-opt", Target: "cpu", JSON: true}},
+		{name: "no target", args: "explain opt-125m", wantErr: "accepts 2 arg(s), received 1"},
+	}, newExplainCmd)
+}
+
 func TestNewCmdReport(t *testing.T) {
 	testVerb(t, []flagCase[ReportOptions]{
 		{name: "defaults", args: "report", want: ReportOptions{}},

@@ -143,7 +143,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		Root: opts.Root, Catalogs: c, RunID: id, OutDir: out, Timeout: opts.Timeout,
 		LabelFilter: strings.Join(labels, " || "), ModelIDs: opts.ModelIDs, TargetIDs: opts.TargetIDs,
 		Env: []string{"HWTEST_CATALOG_COMMIT=" + catalogCommit(opts.Root), "HWTEST_CODE_COMMIT=" + codeCommit(opts.Root)},
-		Log: display.Log(), Progress: display.Cell,
+		Log: display.Log(), Progress: display.Cell, Explain: opts.explainCell,
 	})
 	// The bar is drawn for the last time before anything else is printed.
 	display.Finish(err != nil || res.Interrupted)
