@@ -138,7 +138,7 @@ SELECT c.id, c.run_id, r.finished_at, c.model, c.family, c.target, c.status, c.r
        c.model_sha256, c.catalog_commit, c.code_commit, c.cell_time, c.has_metrics, c.has_size, c.has_provenance,
        c.wall_ms, c.warmup_ms, c.warmup_settled, c.warmup_drift, c.timed_ms, c.block_cov, c.unstable,
        c.intra_op_threads, c.inter_op_threads, c.cpu_governor,
-       c.model_peak_bytes, c.model_peak_scope
+       c.model_peak_bytes, c.model_peak_scope, c.explain
 FROM cells c JOIN runs r USING (run_id)
 `
 
@@ -171,7 +171,7 @@ func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matr
 			status                                             string
 			warmMS, drift, timed, blockCoV                     sql.NullFloat64
 			settled                                            sql.NullBool
-			unstable, governor                                 sql.NullString
+			unstable, governor, explain                        sql.NullString
 			intraOp, interOp                                   sql.NullInt32
 		)
 		err := rows.Scan(&id, &c.RunID, &c.RunTime, &c.Model, &family, &c.Target, &status, &reason, &cause, &fixture, &fallback, &fallsTo,
@@ -182,13 +182,14 @@ func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matr
 			&ortVersion, &ortLib, &ortSHA, &provider, &options, &cpu, &device, &driver,
 			&modelSHA, &catalogCommit, &code, &cellTime, &hasMetrics, &hasSize, &hasProvenance,
 			&wall, &warmMS, &settled, &drift, &timed, &blockCoV, &unstable,
-			&intraOp, &interOp, &governor, &modelPeak, &modelScope)
+			&intraOp, &interOp, &governor, &modelPeak, &modelScope, &explain)
 		if err != nil {
 			return nil, fmt.Errorf("history %s: reading cells: %w", db.path, err)
 		}
 		c.Family, c.Status, c.Reason, c.Cause = family.String, result.Status(status), reason.String, result.Cause(cause.String)
 		c.Fixture, c.Fallback, c.FallsBackTo = fixture.String, fallback.String, fallsTo.String
 		c.WallMS = wall.Float64
+		c.Explain = explain.String
 		if err := unmarshal(placement, &c.Placement); err != nil {
 			return nil, err
 		}

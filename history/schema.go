@@ -208,7 +208,8 @@ ALTER TABLE cells ADD COLUMN model_peak_bytes BIGINT;
 ALTER TABLE cells ADD COLUMN model_peak_scope VARCHAR;
 `,
 	// 5 → 6: ONNX's own conformance cases on each target (issue 13), the operator ×
-	// target scoreboard: one row per (conformance run, target, case).
+	// target scoreboard: one row per (conformance run, target, case); and, on a
+	// mismatch cell, where `hwtest run` traced it ("first divergence: node …").
 	`
 CREATE TABLE conformance_runs (
 	run_id       VARCHAR PRIMARY KEY,
@@ -240,6 +241,7 @@ CREATE TABLE op_cases (
 	ms            DOUBLE,
 	PRIMARY KEY (run_id, target, case_name)
 );
+ALTER TABLE cells ADD COLUMN explain VARCHAR;
 `,
 }
 

@@ -239,7 +239,7 @@ func cellValues(id int64, runID string, c *matrix.Cell) []driver.Value {
 			modelPeak = m.ModelPeakBytes
 		}
 	}
-	return append(v, modelPeak, modelScope)
+	return append(v, modelPeak, modelScope, nullable(c.Explain))
 }
 
 // nextID is one past the largest id of a table. Ids are assigned here rather than
