@@ -2,9 +2,13 @@
 // returns a promise of {ok: ...} or {err: "the error as the page saw it"}.
 'use strict';
 (() => {
+  // ctors are the typed arrays the Go side's bytes are read into (tensor.go
+  // elemSize); float16 goes as its bits, which onnxruntime-web takes in a
+  // Uint16Array (and moves to a Float16Array where the browser has one).
   const ctors = {
-    float32: Float32Array, float64: Float64Array, int64: BigInt64Array,
-    int32: Int32Array, uint8: Uint8Array, int8: Int8Array, bool: Uint8Array,
+    float32: Float32Array, float64: Float64Array, float16: Uint16Array,
+    int64: BigInt64Array, uint64: BigUint64Array, int32: Int32Array, uint32: Uint32Array,
+    int16: Int16Array, uint16: Uint16Array, int8: Int8Array, uint8: Uint8Array, bool: Uint8Array,
   };
 
   const fromB64 = (s) => {
@@ -49,10 +53,14 @@
 
   // open creates the session from the model at url, and times
   // InferenceSession.create (the model is fetched before).
-  hw.open = wrap(async (url, provider) => {
+  const initORT = () => {
     if (typeof ort === 'undefined') throw new Error('onnxruntime-web did not load (ort is undefined)');
     const dist = new URL(document.querySelector('script[src]').src);
     ort.env.wasm.wasmPaths = dist.href.replace(/[^/]*$/, '');
+  };
+
+  hw.open = wrap(async (url, provider) => {
+    initORT();
     const opts = sessionOptions(provider);
     const bytes = await fetchModel(url);
     const t0 = performance.now();
@@ -89,16 +97,39 @@
     return true;
   });
 
-  // feedsOf makes session.run's feeds from [{name, type, shape, b64}].
+  // feedsOf makes session.run's feeds from [{name, type, shape, b64 | strings}].
   const feedsOf = (inputs) => {
     const feeds = {};
     for (const x of inputs) {
+      if (x.type === 'string') {
+        feeds[x.name] = new ort.Tensor('string', x.strings, x.shape);
+        continue;
+      }
       const C = ctors[x.type];
       if (!C) throw new Error('input ' + x.name + ': unsupported type ' + x.type);
-      const b = fromB64(x.b64);
+      const b = fromB64(x.b64 || '');
       feeds[x.name] = new ort.Tensor(x.type, new C(b.buffer, 0, b.byteLength / C.BYTES_PER_ELEMENT), x.shape);
     }
     return feeds;
+  };
+
+  // outputsOf reads session.run's results, in the session's output order, as
+  // [{name, type, shape, b64 | strings}].
+  const outputsOf = async (session, res) => {
+    const outputs = [];
+    for (const name of session.outputNames) {
+      const t = res[name];
+      if (!t) throw new Error('output ' + name + ': not in the results');
+      const d = t.location === 'cpu' || t.location === undefined ? t.data : await t.getData(true);
+      if (t.type === 'string') {
+        outputs.push({ name, type: t.type, shape: Array.from(t.dims), strings: Array.from(d) });
+        continue;
+      }
+      if (!ctors[t.type]) throw new Error('output ' + name + ': unsupported type ' + t.type);
+      outputs.push({ name, type: t.type, shape: Array.from(t.dims),
+        b64: toB64(new Uint8Array(d.buffer, d.byteOffset, d.byteLength)) });
+    }
+    return outputs;
   };
 
   // run runs the session on [{name, type, shape, b64}] and returns the
@@ -109,15 +140,7 @@
     const t0 = performance.now();
     const res = await hw.session.run(feeds, { logSeverityLevel: 3 });
     const ms = performance.now() - t0;
-    const outputs = [];
-    for (const name of hw.session.outputNames) {
-      const t = res[name];
-      const d = t.location === 'cpu' || t.location === undefined ? t.data : await t.getData(true);
-      if (!ctors[t.type]) throw new Error('output ' + name + ': unsupported type ' + t.type);
-      outputs.push({ name, type: t.type, shape: Array.from(t.dims),
-        b64: toB64(new Uint8Array(d.buffer, d.byteOffset, d.byteLength)) });
-    }
-    return { ms, outputs };
+    return { ms, outputs: await outputsOf(hw.session, res) };
   });
 
   // bind keeps [{name, type, shape, b64}] in the page as the feeds of measure.
@@ -143,6 +166,64 @@
       ms.push(performance.now() - t0);
     } while (ms.length < maxRuns && performance.now() < end);
     return ms;
+  });
+
+  // watchDevice notes when the WebGPU device onnxruntime-web made is lost (a
+  // GPU process crash, a reset): every later session in the page would fail
+  // for that, not for its model, so the page must be replaced.
+  const watchDevice = () => {
+    let dev;
+    try { dev = ort.env.webgpu && ort.env.webgpu.device; } catch (_) { return; }
+    if (!dev || !dev.lost || dev === hw.watched) return;
+    hw.watched = dev;
+    // 'destroyed' is onnxruntime-web letting go of its own device (the next
+    // session makes a new one), not a loss.
+    dev.lost.then((info) => {
+      if (info.reason !== 'destroyed') hw.lost = 'WebGPU device lost (' + info.reason + '): ' + info.message;
+    });
+  };
+
+  // cases runs cases [{name, url, inputs}] one after the other: fetch the
+  // model, InferenceSession.create with provider, run once, release. Each
+  // case's result goes to Go as soon as it is known, through the binding
+  // hwCase (a CDP event, no round trip): {i, created} when its session exists,
+  // then {i, stage, err, createMs, runMs, outputs}. A case that hangs or
+  // kills the page leaves the results before it with Go. It stops early,
+  // after the case that saw it, when the WebGPU device is lost. Returns how
+  // many cases it ran.
+  hw.cases = wrap(async (provider, cases) => {
+    initORT();
+    const opts = sessionOptions(provider);
+    const report = (m) => self.hwCase(JSON.stringify(m));
+    for (let k = 0; k < cases.length; k++) {
+      const c = cases[k], i = k;
+      const r = { i, stage: 'create', createMs: 0, runMs: 0 };
+      let session = null;
+      try {
+        const bytes = await fetchModel(c.url);
+        const t0 = performance.now();
+        session = await ort.InferenceSession.create(bytes, opts);
+        r.createMs = performance.now() - t0;
+        r.stage = 'run';
+        report({ i, created: true });
+        const feeds = feedsOf(c.inputs);
+        const t1 = performance.now();
+        const res = await session.run(feeds);
+        r.runMs = performance.now() - t1;
+        r.outputs = await outputsOf(session, res);
+        r.stage = '';
+      } catch (e) {
+        r.err = errText(e) || 'failed with no message';
+      }
+      if (session) {
+        try { await session.release(); } catch (e) { r.err = r.err || 'release: ' + errText(e); }
+      }
+      watchDevice();
+      if (hw.lost) r.lost = hw.lost;
+      report(r);
+      if (r.lost) return k + 1;
+    }
+    return cases.length;
   });
 
   hw.close = wrap(async () => {

@@ -2,12 +2,9 @@ package browser
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,16 +16,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 )
-
-// Tensor is an input or output. Type is one of "float32", "float64",
-// "int64", "int32", "uint8", "int8", "bool"; Data holds the values
-// row-major as float64 (int64 beyond 2^53 loses precision; bool is 0/1).
-type Tensor struct {
-	Name  string
-	Type  string
-	Shape []int64
-	Data  []float64
-}
 
 // Providers are the onnxruntime-web execution providers this package drives.
 var Providers = []string{"wasm", "webgpu", "webnn"}
@@ -308,93 +295,6 @@ func parsePlacement(log []string) Placement {
 		}
 	}
 	return p
-}
-
-type wireTensor struct {
-	Name  string  `json:"name"`
-	Type  string  `json:"type"`
-	Shape []int64 `json:"shape"`
-	B64   string  `json:"b64"`
-}
-
-var elemSize = map[string]int{"float32": 4, "float64": 8, "int64": 8, "int32": 4, "uint8": 1, "int8": 1, "bool": 1}
-
-func encode(t Tensor) (wireTensor, error) {
-	size, ok := elemSize[t.Type]
-	if !ok {
-		return wireTensor{}, fmt.Errorf("input %q: unsupported type %q", t.Name, t.Type)
-	}
-	n := int64(1)
-	for _, d := range t.Shape {
-		n *= d
-	}
-	if n != int64(len(t.Data)) {
-		return wireTensor{}, fmt.Errorf("input %q: shape %v holds %d values, got %d", t.Name, t.Shape, n, len(t.Data))
-	}
-	buf := make([]byte, size*len(t.Data))
-	for i, v := range t.Data {
-		p := buf[i*size:]
-		switch t.Type {
-		case "float32":
-			binary.LittleEndian.PutUint32(p, math.Float32bits(float32(v)))
-		case "float64":
-			binary.LittleEndian.PutUint64(p, math.Float64bits(v))
-		case "int64":
-			binary.LittleEndian.PutUint64(p, uint64(int64(v)))
-		case "int32":
-			binary.LittleEndian.PutUint32(p, uint32(int32(v)))
-		case "uint8":
-			p[0] = uint8(v)
-		case "int8":
-			p[0] = uint8(int8(v))
-		case "bool":
-			if v != 0 {
-				p[0] = 1
-			}
-		}
-	}
-	shape := t.Shape
-	if shape == nil {
-		shape = []int64{}
-	}
-	return wireTensor{Name: t.Name, Type: t.Type, Shape: shape, B64: base64.StdEncoding.EncodeToString(buf)}, nil
-}
-
-func decode(w wireTensor) (Tensor, error) {
-	size, ok := elemSize[w.Type]
-	if !ok {
-		return Tensor{}, fmt.Errorf("output %q: unsupported type %q", w.Name, w.Type)
-	}
-	buf, err := base64.StdEncoding.DecodeString(w.B64)
-	if err != nil {
-		return Tensor{}, fmt.Errorf("output %q: %w", w.Name, err)
-	}
-	if len(buf)%size != 0 {
-		return Tensor{}, fmt.Errorf("output %q: %d bytes is not a whole number of %s", w.Name, len(buf), w.Type)
-	}
-	data := make([]float64, len(buf)/size)
-	for i := range data {
-		p := buf[i*size:]
-		switch w.Type {
-		case "float32":
-			data[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(p)))
-		case "float64":
-			data[i] = math.Float64frombits(binary.LittleEndian.Uint64(p))
-		case "int64":
-			data[i] = float64(int64(binary.LittleEndian.Uint64(p)))
-		case "int32":
-			data[i] = float64(int32(binary.LittleEndian.Uint32(p)))
-		case "uint8", "bool":
-			data[i] = float64(p[0])
-		case "int8":
-			data[i] = float64(int8(p[0]))
-		}
-	}
-	shape := w.Shape
-	if shape == nil {
-		shape = []int64{}
-	}
-	return Tensor{Name: w.Name, Type: w.Type, Shape: shape, Data: data}, nil
 }
 
 // Run runs the session once and returns every output (in OutputNames order)

@@ -1,0 +1,358 @@
+package browser
+
+import (
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/hwtest/hwtest/conformance"
+	"github.com/hwtest/hwtest/internal/testenv"
+	"github.com/hwtest/hwtest/onnx"
+)
+
+// webType is the onnxruntime-web type of each ONNX element type the node
+// cases use; bfloat16 has none.
+var webType = map[onnx.DataType]string{
+	1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
+	8: "string", 9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64",
+}
+
+// readTensorProto reads a node case's input_K.pb/output_K.pb: a serialised
+// TensorProto whose values are in raw_data, string_data or one of the typed
+// fields. elem is the element type the graph declares (bfloat16 data is
+// stored as UINT16). The runtime has its own reader (onnx/); this one keeps
+// the browser package's test free of it.
+func readTensorProto(path string, elem onnx.DataType) (Tensor, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Tensor{}, err
+	}
+	t := Tensor{Shape: []int64{}}
+	typ, ok := webType[elem]
+	if !ok {
+		return Tensor{}, fmt.Errorf("%s: element type %v has no onnxruntime-web type", path, elem)
+	}
+	t.Type = typ
+	var raw []byte
+	var nums []float64 // from the typed fields
+	for len(b) > 0 {
+		num, wt, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return Tensor{}, fmt.Errorf("%s: bad tag", path)
+		}
+		b = b[n:]
+		var v []byte
+		var x uint64
+		switch wt {
+		case protowire.VarintType:
+			x, n = protowire.ConsumeVarint(b)
+		case protowire.BytesType:
+			v, n = protowire.ConsumeBytes(b)
+		case protowire.Fixed32Type:
+			var u uint32
+			u, n = protowire.ConsumeFixed32(b)
+			x = uint64(u)
+		case protowire.Fixed64Type:
+			x, n = protowire.ConsumeFixed64(b)
+		default:
+			n = protowire.ConsumeFieldValue(num, wt, b)
+		}
+		if n < 0 {
+			return Tensor{}, fmt.Errorf("%s: bad field %d", path, num)
+		}
+		b = b[n:]
+		// A repeated numeric field comes packed (bytes) or one value per tag.
+		each := func(f func(x uint64)) {
+			if wt != protowire.BytesType {
+				f(x)
+				return
+			}
+			for len(v) > 0 {
+				var y uint64
+				var m int
+				switch num {
+				case 4: // float_data: fixed32
+					var u uint32
+					u, m = protowire.ConsumeFixed32(v)
+					y = uint64(u)
+				case 10: // double_data: fixed64
+					y, m = protowire.ConsumeFixed64(v)
+				default:
+					y, m = protowire.ConsumeVarint(v)
+				}
+				if m < 0 {
+					return
+				}
+				v = v[m:]
+				f(y)
+			}
+		}
+		switch num {
+		case 1: // dims
+			each(func(y uint64) { t.Shape = append(t.Shape, int64(y)) })
+		case 8: // name
+			t.Name = string(v)
+		case 9: // raw_data
+			raw = v
+		case 6: // string_data
+			t.Strings = append(t.Strings, string(v))
+		case 4:
+			each(func(y uint64) { nums = append(nums, float64(math.Float32frombits(uint32(y)))) })
+		case 10:
+			each(func(y uint64) { nums = append(nums, math.Float64frombits(y)) })
+		case 5: // int32_data: int32, int16, int8, uint16, uint8, bool, float16 bits
+			each(func(y uint64) {
+				if elem == onnx.Float16 {
+					nums = append(nums, halfValue(uint16(y)))
+				} else {
+					nums = append(nums, float64(int32(y)))
+				}
+			})
+		case 7: // int64_data
+			each(func(y uint64) { nums = append(nums, float64(int64(y))) })
+		case 11: // uint64_data: uint32, uint64
+			each(func(y uint64) { nums = append(nums, float64(y)) })
+		}
+	}
+	if t.Type == "string" {
+		if t.Strings == nil {
+			t.Strings = []string{}
+		}
+		return t, nil
+	}
+	if raw != nil {
+		w, err := decode(wireTensor{Name: t.Name, Type: t.Type, Shape: t.Shape, B64: b64(raw)})
+		if err != nil {
+			return Tensor{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return w, nil
+	}
+	if nums == nil {
+		nums = []float64{}
+	}
+	t.Data = nums
+	if int64(len(nums)) != numElements(t.Shape) {
+		return Tensor{}, fmt.Errorf("%s: shape %v, %d values", path, t.Shape, len(nums))
+	}
+	return t, nil
+}
+
+// nodeCase is a node test case ready for a CasePage, with what ONNX expects.
+type nodeCase struct {
+	Case
+	Want []Tensor
+	Skip string // why it cannot be sent: non-tensor I/O, bfloat16
+}
+
+func loadNodeCase(dir string) (nodeCase, error) {
+	c := nodeCase{Case: Case{Name: filepath.Base(dir), Model: filepath.Join(dir, "model.onnx")}}
+	s, err := onnx.InspectFile(c.Model)
+	if err != nil {
+		return c, err
+	}
+	for k, vi := range s.Inputs {
+		if _, ok := webType[vi.Type]; !ok {
+			c.Skip = fmt.Sprintf("input %s: element type %v", vi.Name, vi.Type)
+			return c, nil
+		}
+		t, err := readTensorProto(filepath.Join(dir, "test_data_set_0", fmt.Sprintf("input_%d.pb", k)), vi.Type)
+		if err != nil {
+			return c, err
+		}
+		t.Name = vi.Name
+		c.Inputs = append(c.Inputs, t)
+	}
+	for k, vi := range s.Outputs {
+		if _, ok := webType[vi.Type]; !ok {
+			c.Skip = fmt.Sprintf("output %s: element type %v", vi.Name, vi.Type)
+			return c, nil
+		}
+		t, err := readTensorProto(filepath.Join(dir, "test_data_set_0", fmt.Sprintf("output_%d.pb", k)), vi.Type)
+		if err != nil {
+			return c, err
+		}
+		t.Name = vi.Name
+		c.Want = append(c.Want, t)
+	}
+	return c, nil
+}
+
+// nodeCases loads the named node cases (all of them when names is empty).
+func nodeCases(t testing.TB, names ...string) []nodeCase {
+	t.Helper()
+	dir, err := conformance.DataDir()
+	testenv.Need(t, "ONNX's node test cases (make setup)", err)
+	if len(names) == 0 {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() && strings.HasPrefix(e.Name(), "test_") {
+				names = append(names, e.Name())
+			}
+		}
+	}
+	out := make([]nodeCase, len(names))
+	for i, n := range names {
+		c, err := loadNodeCase(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatalf("case %s: %v", n, err)
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// mismatch compares got with ONNX's expected outputs at conformance.Tolerance
+// and says how they differ ("" when they agree).
+func mismatch(got, want []Tensor) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d outputs, want %d", len(got), len(want))
+	}
+	tol := conformance.Tolerance
+	for k, w := range want {
+		g := got[k]
+		if g.Type != w.Type {
+			return fmt.Sprintf("output %d (%s): type %s, want %s", k, w.Name, g.Type, w.Type)
+		}
+		if numElements(g.Shape) != numElements(w.Shape) || len(g.Shape) != len(w.Shape) {
+			return fmt.Sprintf("output %d (%s): shape %v, want %v", k, w.Name, g.Shape, w.Shape)
+		}
+		if w.Type == "string" {
+			for i := range w.Strings {
+				if g.Strings[i] != w.Strings[i] {
+					return fmt.Sprintf("output %d (%s)[%d]: %q, want %q", k, w.Name, i, g.Strings[i], w.Strings[i])
+				}
+			}
+			continue
+		}
+		for i, want := range w.Data {
+			got := g.Data[i]
+			if math.IsNaN(want) && math.IsNaN(got) {
+				continue
+			}
+			if !(math.Abs(got-want) <= tol.ATol+tol.RTol*math.Abs(want)) {
+				return fmt.Sprintf("output %d (%s)[%d]: %g, want %g", k, w.Name, i, got, want)
+			}
+		}
+	}
+	return ""
+}
+
+func b64(raw []byte) string { return base64.StdEncoding.EncodeToString(raw) }
+
+// conformanceTargets are the four browser targets of hardware.yaml.
+var conformanceTargets = []struct{ name, provider, bundle string }{
+	{"wasm", "wasm", "ort.min.js"},
+	{"webgpu", "webgpu", "ort.min.js"},
+	{"webgpu-native", "webgpu", "ort.webgpu.min.js"},
+	{"webnn", "webnn", "ort.min.js"},
+}
+
+// TestConformanceAllBrowserTargets runs every node case on the four browser
+// targets, one page each, and reports time and counts per target. It takes
+// minutes: set HWTEST_WEB_CONFORMANCE=1 (or a target name) to run it.
+func TestConformanceAllBrowserTargets(t *testing.T) {
+	only := os.Getenv("HWTEST_WEB_CONFORMANCE")
+	if only == "" {
+		t.Skip("set HWTEST_WEB_CONFORMANCE=1 (or a target name) to run all node cases on the browser targets")
+	}
+	start := time.Now()
+	all := nodeCases(t)
+	var cases []Case
+	var want [][]Tensor
+	skipped := 0
+	for _, c := range all {
+		if c.Skip != "" {
+			skipped++
+			continue
+		}
+		cases = append(cases, c.Case)
+		want = append(want, c.Want)
+	}
+	t.Logf("%d cases loaded in %v (%d not sendable: non-tensor I/O or bfloat16)", len(cases), time.Since(start).Round(time.Millisecond), skipped)
+	total := time.Now()
+	for _, tg := range conformanceTargets {
+		if only != "1" && only != tg.name {
+			continue
+		}
+		requireBrowser(t, tg.provider, tg.bundle)
+		b, err := Shared(Config{}, tg.provider == "webnn")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		p, err := b.OpenCasePage(tg.provider, tg.bundle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Timeout = 30 * time.Second
+		res, err := p.Run(cases)
+		wall := time.Since(t0)
+		if err != nil {
+			t.Errorf("%s: %v", tg.name, err)
+		}
+		_ = p.Close()
+		var pass, mism, createFail, runFail, other int
+		var createMs, runMs float64
+		errs := map[string]int{}
+		for i, r := range res {
+			createMs += r.CreateMs
+			runMs += r.RunMs
+			switch {
+			case r.Err == "":
+				if m := mismatch(r.Outputs, want[i]); m != "" {
+					mism++
+					if os.Getenv("HWTEST_WEB_CONFORMANCE_V") != "" {
+						t.Logf("%s %s: mismatch: %s", tg.name, cases[i].Name, m)
+					}
+				} else {
+					pass++
+				}
+			case r.Stage == "create":
+				createFail++
+			case r.Stage == "run":
+				runFail++
+			default:
+				other++
+			}
+			if r.Err != "" {
+				errs[r.Stage+": "+firstLine(r.Err)]++
+				if os.Getenv("HWTEST_WEB_CONFORMANCE_V") != "" {
+					t.Logf("%s %s: %s: %s", tg.name, cases[i].Name, r.Stage, firstLine(r.Err))
+				}
+			}
+		}
+		t.Logf("%s (%s): %d cases in %.1f s (%.1f ms/case; in-page create %.0f ms + run %.0f ms, the rest %.1f ms/case), %d pages: ran %d (pass %d, mismatch %d), create failed %d, run failed %d, other %d; device %s",
+			tg.name, tg.bundle, len(res), wall.Seconds(), float64(wall.Milliseconds())/float64(len(res)),
+			createMs, runMs, (float64(wall.Milliseconds())-createMs-runMs)/float64(len(res)), p.pages,
+			pass+mism, pass, mism, createFail, runFail, other, p.Device())
+		keys := slices.Sorted(maps.Keys(errs))
+		sort.SliceStable(keys, func(i, j int) bool { return errs[keys[i]] > errs[keys[j]] })
+		for _, k := range keys[:min(len(keys), 12)] {
+			t.Logf("  %3d× %s", errs[k], k)
+		}
+	}
+	t.Logf("all targets: %.1f s", time.Since(total).Seconds())
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
