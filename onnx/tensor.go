@@ -292,3 +292,7 @@ func BFloat16Bits(f float64) uint16 {
 	b += 0x7fff + (b>>16)&1
 	return uint16(b >> 16)
 }
+
+// Marshal serialises the tensor as a TensorProto, the form of a test case's .pb
+// files (raw_data, or string_data for strings).
+func (t *Tensor) Marshal() []byte { return t.marshal() }
