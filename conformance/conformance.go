@@ -28,6 +28,9 @@ const Version = "1.12.0"
 // them exact.
 var Tolerance = spec.Tolerance{RTol: 1e-3, ATol: 1e-7}
 
+// ToleranceText states Tolerance as reports print it.
+const ToleranceText = "rtol 1e-3, atol 1e-7 (ONNX 1.12's backend tests)"
+
 // Case is one node test case.
 type Case struct {
 	Name     string // folder name: "test_add_bcast"
@@ -60,16 +63,20 @@ func (c Case) QualifiedOp() string {
 }
 
 // DataDir is the folder of node cases make setup installs under the state folder
-// (.hwtest/onnx-testdata/...), else a system install of libonnx-testdata. The error
-// says how to get it.
-func DataDir() (string, error) {
+// of the repository at root (.hwtest/onnx-testdata/...), else a system install of
+// libonnx-testdata; then the repository of the working directory. The error says
+// how to get them.
+func DataDir(root string) (string, error) {
 	var tried []string
-	if root, err := layout.Root(); err == nil {
-		d := layout.State(root, "onnx-testdata", "usr", "share", "libonnx-testdata", "data", "node")
-		if isDir(d) {
+	here, _ := layout.Root() // a test's root in a temporary folder has no .hwtest
+	for _, r := range []string{root, here} {
+		if r == "" || slices.Contains(tried, stateDir(r)) {
+			continue
+		}
+		if d := stateDir(r); isDir(d) {
 			return d, nil
 		}
-		tried = append(tried, d)
+		tried = append(tried, stateDir(r))
 	}
 	const system = "/usr/share/libonnx-testdata/data/node"
 	if isDir(system) {
@@ -78,6 +85,10 @@ func DataDir() (string, error) {
 	tried = append(tried, system)
 	return "", fmt.Errorf("ONNX's test cases (libonnx-testdata %s) are not installed: none of %s exists; run `make setup` (it installs them into .hwtest/onnx-testdata)",
 		Version, strings.Join(tried, ", "))
+}
+
+func stateDir(root string) string {
+	return layout.State(root, "onnx-testdata", "usr", "share", "libonnx-testdata", "data", "node")
 }
 
 func isDir(p string) bool {

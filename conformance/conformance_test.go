@@ -9,7 +9,7 @@ import (
 // The installed libonnx-testdata 1.12.0 has 932 node cases of 164 operators (plain
 // cases; expanded ones count for the operator they expand).
 func TestLoadReadsEveryNodeCase(t *testing.T) {
-	dir, err := conformance.DataDir()
+	dir, err := conformance.DataDir("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func isGenerated(path string) (bool, error) {
 	defer f.Close()
 	head := make([]byte, 256)
 	n, _ := f.Read(head)
-	return bytes.HasPrefix(head[:n], []byte("// "+Header)), nil
+	return bytes.HasPrefix(head[:n], []byte("// "+Header)) || bytes.HasPrefix(head[:n], []byte("// "+ConformanceHeader)), nil
 }
 
 // Write brings root/generated in line with files: it writes missing and changed

@@ -8,7 +8,7 @@ import (
 
 // SchemaVersion is the version of the schema this hwtest writes. A database of an
 // older version is migrated; a newer one is refused.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrations[i] takes a database from version i to version i+1. Each runs in one
 // transaction with the version bump, so a database is at one version or the next,
@@ -206,6 +206,40 @@ ALTER TABLE cells ADD COLUMN inter_op_threads INTEGER;
 ALTER TABLE cells ADD COLUMN cpu_governor VARCHAR;
 ALTER TABLE cells ADD COLUMN model_peak_bytes BIGINT;
 ALTER TABLE cells ADD COLUMN model_peak_scope VARCHAR;
+`,
+	// 5 → 6: ONNX's own conformance cases on each target (issue 13), the operator ×
+	// target scoreboard: one row per (conformance run, target, case).
+	`
+CREATE TABLE conformance_runs (
+	run_id       VARCHAR PRIMARY KEY,
+	finished_at  TIMESTAMP NOT NULL,
+	stored_at    TIMESTAMP NOT NULL,
+	host         VARCHAR,
+	ort_version  VARCHAR,
+	data_version VARCHAR NOT NULL,  -- libonnx-testdata's version: "1.12.0"
+	tolerance    VARCHAR NOT NULL,  -- what "pass" meant: "rtol 1e-3, atol 1e-7 …"
+	targets      VARCHAR[] NOT NULL,
+	interrupted  BOOLEAN NOT NULL
+);
+CREATE TABLE op_cases (
+	run_id        VARCHAR NOT NULL,
+	target        VARCHAR NOT NULL,
+	op            VARCHAR NOT NULL,
+	domain        VARCHAR NOT NULL,  -- '' is ai.onnx
+	opset         BIGINT,
+	case_name     VARCHAR NOT NULL,
+	status        VARCHAR NOT NULL,  -- pass, mismatch, not-supported, error, skipped, unavailable
+	worst_output  VARCHAR,
+	worst_index   BIGINT,
+	worst_got     DOUBLE,
+	worst_want    DOUBLE,
+	worst_abs_err DOUBLE,
+	worst_allowed DOUBLE,
+	error         VARCHAR,           -- the runtime's exact words
+	device        VARCHAR,
+	ms            DOUBLE,
+	PRIMARY KEY (run_id, target, case_name)
+);
 `,
 }
 

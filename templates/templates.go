@@ -24,6 +24,9 @@ const GinkgoPath = "github.com/onsi/ginkgo/v2"
 // ginkgo refers to a Ginkgo DSL name; files dot-import Ginkgo, so it renders bare.
 func ginkgo(name string) *jen.Statement { return jen.Qual(GinkgoPath, name) }
 
+// Ginkgo is a Ginkgo identifier, for the generator's own files.
+func Ginkgo(name string) *jen.Statement { return ginkgo(name) }
+
 // FamilyTemplate lists the invariants, by their identifier in package runtime, that
 // a family's model must satisfy on every target. Architecture narrows the text
 // family to one kind of model; "" matches any.
