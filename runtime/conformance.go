@@ -119,7 +119,8 @@ func (c *OpCases) failAll(err error) {
 // nodeCases reads the installed node cases once per process: every operator's
 // suite in it shares them.
 var nodeCases = sync.OnceValues(func() (map[string]conformance.Case, error) {
-	dir, err := conformance.DataDir()
+	root, _ := Root() // "": DataDir looks where the working directory is
+	dir, err := conformance.DataDir(root)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +141,10 @@ var nodeCases = sync.OnceValues(func() (map[string]conformance.Case, error) {
 // conformance.Tolerance. Ms is session creation and the run.
 func RunCase(t Target, c conformance.Case) result.OpCaseReport {
 	r := result.OpCaseReport{Case: c.Name, Op: c.Op, Domain: c.Domain, Opset: c.Opset, Target: t.ID, Device: devices()[t.ID][0]}
+	if reason := Unavailable(t); reason != "" {
+		r.Status, r.Error = result.CaseUnavailable, reason
+		return r
+	}
 	data, status, why := readCase(c)
 	if status != "" {
 		r.Status, r.Error = status, why
