@@ -145,6 +145,10 @@ func RunCase(t Target, c conformance.Case) result.OpCaseReport {
 		r.Status, r.Error = result.CaseUnavailable, reason
 		return r
 	}
+	if t.Runner == "browser" {
+		r.Status, r.Error = result.CaseError, "browser targets run an operator's cases in one batch (OpCases.Open), not one by one"
+		return r
+	}
 	data, status, why := readCase(c)
 	if status != "" {
 		r.Status, r.Error = status, why
