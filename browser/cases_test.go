@@ -190,7 +190,7 @@ func loadNodeCase(dir string) (nodeCase, error) {
 // nodeCases loads the named node cases (all of them when names is empty).
 func nodeCases(t testing.TB, names ...string) []nodeCase {
 	t.Helper()
-	dir, err := conformance.DataDir()
+	dir, err := conformance.DataDir("")
 	testenv.Need(t, "ONNX's node test cases (make setup)", err)
 	if len(names) == 0 {
 		entries, err := os.ReadDir(dir)

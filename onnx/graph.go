@@ -67,15 +67,23 @@ type ValueInfo struct {
 	Name string
 	Type DataType
 	Dims []Dim
+	// Unranked: the tensor type has no shape at all, so its rank is unknown. An
+	// empty Dims alone is a scalar.
+	Unranked bool
+	// Kind is "" for a tensor, else the TypeProto it read ("sequence", "map",
+	// "optional", "sparse_tensor"): values the builder does not write and ONNX
+	// Runtime's Go binding does not feed as tensors.
+	Kind string
 }
 
 // Tensor is a constant tensor: an initializer or a tensor attribute. Data is
 // kept as little-endian raw bytes, the form TensorProto.raw_data takes.
 type Tensor struct {
-	Name string
-	Type DataType
-	Dims []int64
-	Raw  []byte
+	Name    string
+	Type    DataType
+	Dims    []int64
+	Raw     []byte
+	Strings []string // a StringType tensor's elements (string_data), in place of Raw
 }
 
 // NumElements is the product of the dims (1 for a scalar).

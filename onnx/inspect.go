@@ -20,7 +20,13 @@ const (
 	fStringEntryValue protowire.Number = 2  // StringStringEntryProto.value
 )
 
-const bfloat16 DataType = 16 // TensorProto.DataType.BFLOAT16
+// typeKinds are TypeProto's value fields other than tensor_type.
+var typeKinds = map[protowire.Number]string{
+	4: "sequence",      // TypeProto.sequence_type
+	5: "map",           // TypeProto.map_type
+	8: "sparse_tensor", // TypeProto.sparse_tensor_type
+	9: "optional",      // TypeProto.optional_type
+}
 
 // Summary is what Inspect reads from a serialised model without running it: its
 // interface (with symbolic dim names, which ONNX Runtime's Go binding does not
@@ -217,7 +223,7 @@ func (s *Summary) readTensor(t []byte) (string, error) {
 	for _, d := range dims {
 		elems *= d
 	}
-	if typ == Float32 || typ == Float16 || typ == Float64 || typ == bfloat16 {
+	if typ == Float32 || typ == Float16 || typ == Float64 || typ == BFloat16 {
 		s.Params += elems // weights; integer constants (shapes, axes) are not parameters
 	}
 	switch {
@@ -244,14 +250,23 @@ func readValueInfo(b []byte) (ValueInfo, error) {
 			vi.Name = string(v)
 		case fValueInfoType:
 			return fields(v, func(n protowire.Number, t protowire.Type, tv []byte, _ uint64) error {
-				if n != fTypeTensorType || t != protowire.BytesType {
+				if t != protowire.BytesType {
 					return nil
 				}
+				if kind, ok := typeKinds[n]; ok {
+					vi.Kind = kind
+					return nil
+				}
+				if n != fTypeTensorType {
+					return nil
+				}
+				vi.Unranked = true // until a shape is read
 				return fields(tv, func(n protowire.Number, t protowire.Type, sv []byte, x uint64) error {
 					switch {
 					case n == fTypeTensorElemType && t == protowire.VarintType:
 						vi.Type = DataType(x)
 					case n == fTypeTensorShape && t == protowire.BytesType:
+						vi.Unranked = false
 						return fields(sv, func(n protowire.Number, t protowire.Type, dv []byte, _ uint64) error {
 							if n != fShapeDim || t != protowire.BytesType {
 								return nil
@@ -280,7 +295,7 @@ func readValueInfo(b []byte) (ValueInfo, error) {
 }
 
 // fields walks one message's fields: v holds a length-delimited field's bytes, x a
-// varint's value; fixed-width fields are skipped.
+// varint's or a fixed-width field's value.
 func fields(b []byte, f func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
@@ -295,6 +310,12 @@ func fields(b []byte, f func(num protowire.Number, typ protowire.Type, v []byte,
 			x, n = protowire.ConsumeVarint(b)
 		case protowire.BytesType:
 			v, n = protowire.ConsumeBytes(b)
+		case protowire.Fixed32Type: // an unpacked float
+			var u uint32
+			u, n = protowire.ConsumeFixed32(b)
+			x = uint64(u)
+		case protowire.Fixed64Type: // an unpacked double
+			x, n = protowire.ConsumeFixed64(b)
 		default:
 			n = protowire.ConsumeFieldValue(num, typ, b)
 		}

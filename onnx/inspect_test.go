@@ -57,3 +57,27 @@ func TestInspectRejectsWhatIsNotAModel(t *testing.T) {
 		}
 	}
 }
+
+// A scalar output (a shape with no dims) is told apart from one whose shape is
+// not declared at all: ONNX Runtime reports both with no dims.
+func TestInspectScalarAndUnranked(t *testing.T) {
+	g := onnx.NewGraph("ranks")
+	x := g.Input("x", onnx.Float32, "n")
+	g.Node("ReduceSum", []string{x}, []string{"sum"}, onnx.Int("keepdims", 0))
+	g.Node("Identity", []string{x}, []string{"copy"})
+	g.Output("sum", onnx.Float32)
+	g.Outputs = append(g.Outputs, onnx.ValueInfo{Name: "copy", Type: onnx.Float32, Unranked: true})
+	s, err := onnx.Inspect(g.Model().Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := s.Outputs[0]; o.Unranked || len(o.Dims) != 0 || o.Kind != "" {
+		t.Errorf("scalar output read as %+v", o)
+	}
+	if o := s.Outputs[1]; !o.Unranked || o.Type != onnx.Float32 {
+		t.Errorf("unranked output read as %+v", o)
+	}
+	if in := s.Inputs[0]; in.Unranked || len(in.Dims) != 1 {
+		t.Errorf("input read as %+v", in)
+	}
+}

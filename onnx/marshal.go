@@ -99,6 +99,12 @@ func (t *Tensor) marshal() []byte {
 	if t.Name != "" {
 		b = appendString(b, fTensorName, t.Name)
 	}
+	if t.Type == StringType {
+		for _, s := range t.Strings {
+			b = appendString(b, fTensorStringData, s)
+		}
+		return b
+	}
 	b = appendBytes(b, fTensorRawData, t.Raw)
 	return b
 }
@@ -116,7 +122,9 @@ func (v *ValueInfo) marshal() []byte {
 	}
 	var tt []byte
 	tt = appendVarint(tt, fTypeTensorElemType, int64(v.Type))
-	tt = appendBytes(tt, fTypeTensorShape, shape)
+	if !v.Unranked {
+		tt = appendBytes(tt, fTypeTensorShape, shape)
+	}
 	var typ []byte
 	typ = appendBytes(typ, fTypeTensorType, tt)
 

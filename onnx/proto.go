@@ -101,26 +101,33 @@ type DataType int32
 
 // TensorProto.DataType enum values.
 const (
-	Float32 DataType = 1  // TensorProto.DataType.FLOAT
-	Uint8   DataType = 2  // TensorProto.DataType.UINT8
-	Int8    DataType = 3  // TensorProto.DataType.INT8
-	Int32   DataType = 6  // TensorProto.DataType.INT32
-	Int64   DataType = 7  // TensorProto.DataType.INT64
-	Bool    DataType = 9  // TensorProto.DataType.BOOL
-	Float16 DataType = 10 // TensorProto.DataType.FLOAT16
-	Float64 DataType = 11 // TensorProto.DataType.DOUBLE
+	Float32    DataType = 1  // TensorProto.DataType.FLOAT
+	Uint8      DataType = 2  // TensorProto.DataType.UINT8
+	Int8       DataType = 3  // TensorProto.DataType.INT8
+	Uint16     DataType = 4  // TensorProto.DataType.UINT16
+	Int16      DataType = 5  // TensorProto.DataType.INT16
+	Int32      DataType = 6  // TensorProto.DataType.INT32
+	Int64      DataType = 7  // TensorProto.DataType.INT64
+	StringType DataType = 8  // TensorProto.DataType.STRING (String is the attribute)
+	Bool       DataType = 9  // TensorProto.DataType.BOOL
+	Float16    DataType = 10 // TensorProto.DataType.FLOAT16
+	Float64    DataType = 11 // TensorProto.DataType.DOUBLE
+	Uint32     DataType = 12 // TensorProto.DataType.UINT32
+	Uint64     DataType = 13 // TensorProto.DataType.UINT64
+	BFloat16   DataType = 16 // TensorProto.DataType.BFLOAT16
 )
 
-// Size is the number of bytes one element of the type occupies in raw_data.
+// Size is the number of bytes one element of the type occupies in raw_data; 0
+// for strings, which have no fixed size.
 func (d DataType) Size() int {
 	switch d {
 	case Uint8, Int8, Bool:
 		return 1
-	case Float16:
+	case Float16, BFloat16, Uint16, Int16:
 		return 2
-	case Float32, Int32:
+	case Float32, Int32, Uint32:
 		return 4
-	case Int64, Float64:
+	case Int64, Float64, Uint64:
 		return 8
 	}
 	return 0
@@ -145,6 +152,18 @@ func (d DataType) String() string {
 		return "float16"
 	case Float64:
 		return "double"
+	case Uint16:
+		return "uint16"
+	case Int16:
+		return "int16"
+	case StringType:
+		return "string"
+	case Uint32:
+		return "uint32"
+	case Uint64:
+		return "uint64"
+	case BFloat16:
+		return "bfloat16"
 	}
 	return "unknown"
 }

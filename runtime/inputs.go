@@ -19,6 +19,9 @@ type Tensor struct {
 	Type  ort.TensorElementDataType
 	Shape []int64
 	Data  []float64
+	// Strings holds a string tensor's elements, in place of Data (ONNX's own
+	// conformance cases have some; the models hwtest synthesises inputs for none).
+	Strings []string
 }
 
 // Elements is the product of the shape.

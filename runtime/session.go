@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +22,9 @@ type Session struct {
 	session *ort.DynamicAdvancedSession
 	inputs  []InputSpec
 	outputs []ort.InputOutputInfo
+	// preset holds, per output, the shape Run allocates it with before the run,
+	// or nil where ONNX Runtime allocates it (see newOutput for why some cannot be).
+	preset  [][]int64
 	timeout time.Duration
 }
 
@@ -211,13 +216,46 @@ func openSession(path string, t Target, strict, reference bool, profilePrefix st
 	if err != nil {
 		return nil, err
 	}
-	return &Session{session: s, inputs: io.inputs, outputs: io.outputs, timeout: timeout}, nil
+	return &Session{session: s, inputs: io.inputs, outputs: io.outputs, preset: presetShapes(io.outputs, io.declared, len(inputs) == 0), timeout: timeout}, nil
+}
+
+// presetShapes picks the outputs Run allocates itself, with their shapes:
+// scalars, which only the model file tells apart from an output of unknown rank
+// (ONNX Runtime reports both with no dims), and float16/bfloat16 outputs of a
+// fixed shape. A model without inputs gets every output it can, because its
+// runs go through an IoBinding, which needs them. Everything else is left to
+// ONNX Runtime, as before: no copy, no cost.
+func presetShapes(outputs []ort.InputOutputInfo, declared []onnx.ValueInfo, noInputs bool) [][]int64 {
+	decl := map[string]onnx.ValueInfo{}
+	for _, d := range declared {
+		decl[d.Name] = d
+	}
+	preset := make([][]int64, len(outputs))
+	for i, o := range outputs {
+		if o.OrtValueType != ort.ONNXTypeTensor {
+			continue
+		}
+		d, ok := decl[o.Name]
+		scalar := ok && d.Kind == "" && !d.Unranked && len(d.Dims) == 0 && len(o.Dimensions) == 0
+		fixed := len(o.Dimensions) > 0 && !slices.ContainsFunc(o.Dimensions, func(d int64) bool { return d < 0 })
+		half := o.DataType == ort.TensorElementDataTypeFloat16 || o.DataType == ort.TensorElementDataTypeBFloat16
+		switch {
+		case scalar:
+			preset[i] = []int64{}
+		case fixed && (half || noInputs):
+			preset[i] = slices.Clone([]int64(o.Dimensions))
+		}
+	}
+	return preset
 }
 
 // modelIO is a model file's inputs and outputs as ONNX Runtime names them.
 type modelIO struct {
 	inputs  []InputSpec
 	outputs []ort.InputOutputInfo
+	// declared is the model file's graph outputs as written, which say what
+	// ONNX Runtime's info cannot: whether an output with no dims is a scalar.
+	declared []onnx.ValueInfo
 }
 
 // modelIOs caches modelIO per file (path, size, modification time). Reading it
@@ -240,11 +278,11 @@ func modelIOOf(path string) (modelIO, error) {
 	if err != nil {
 		return modelIO{}, fmt.Errorf("reading %s: %w", path, err)
 	}
-	specs, err := inputSpecs(path, inputs)
+	sum, err := onnx.InspectFile(path)
 	if err != nil {
 		return modelIO{}, err
 	}
-	io := modelIO{inputs: specs, outputs: outputs}
+	io := modelIO{inputs: inputSpecs(sum, inputs), outputs: outputs, declared: sum.Outputs}
 	modelIOs.Store(key, io)
 	return io, nil
 }
@@ -253,11 +291,7 @@ func modelIOOf(path string) (modelIO, error) {
 func (s *Session) Inputs() []InputSpec { return s.inputs }
 
 // inputSpecs adds the symbolic dim names read from the model file.
-func inputSpecs(path string, infos []ort.InputOutputInfo) ([]InputSpec, error) {
-	sum, err := onnx.InspectFile(path)
-	if err != nil {
-		return nil, err
-	}
+func inputSpecs(sum *onnx.Summary, infos []ort.InputOutputInfo) []InputSpec {
 	params := map[string][]string{}
 	for _, in := range sum.Inputs {
 		for _, d := range in.Dims {
@@ -268,7 +302,7 @@ func inputSpecs(path string, infos []ort.InputOutputInfo) ([]InputSpec, error) {
 	for i, info := range infos {
 		specs[i] = InputSpec{InputOutputInfo: info, Params: params[info.Name]}
 	}
-	return specs, nil
+	return specs
 }
 
 // Close releases the session.
@@ -297,26 +331,14 @@ func (s *Session) Run(inputs []Tensor) ([]Tensor, error) {
 	for i, in := range inputs {
 		v, err := toValue(in)
 		if err != nil {
-			return nil, err
+			return nil, tensorError{err}
 		}
 		values[i] = v
 	}
-	outs := make([]ort.Value, len(s.outputs))
-	defer func() {
-		for _, v := range outs {
-			if v != nil {
-				v.Destroy()
-			}
-		}
-	}()
-	for i, info := range s.outputs {
-		if info.OrtValueType == ort.ONNXTypeTensor && len(info.Dimensions) == 0 {
-			v, err := emptyScalar(info)
-			if err != nil {
-				return nil, err
-			}
-			outs[i] = v
-		}
+	outs, err := s.newOutputs()
+	defer destroyAll(outs)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.runWithTimeout(values, outs); err != nil {
 		return nil, err
@@ -325,11 +347,68 @@ func (s *Session) Run(inputs []Tensor) ([]Tensor, error) {
 	for i, v := range outs {
 		t, err := fromValue(s.outputs[i].Name, v)
 		if err != nil {
-			return nil, err
+			return nil, tensorError{err}
 		}
 		result[i] = t
 	}
 	return result, nil
+}
+
+// newOutputs allocates the outputs presetShapes chose; the others stay nil for
+// ONNX Runtime to allocate.
+func (s *Session) newOutputs() ([]ort.Value, error) {
+	outs := make([]ort.Value, len(s.outputs))
+	for i, shape := range s.preset {
+		if shape == nil {
+			continue
+		}
+		v, err := newOutput(s.outputs[i].DataType, shape)
+		if err != nil {
+			return outs, tensorError{fmt.Errorf("output %q: %w", s.outputs[i].Name, err)}
+		}
+		outs[i] = v
+	}
+	return outs, nil
+}
+
+// destroyAll releases values. One that onnxruntime_go failed to convert is a
+// nil pointer inside a non-nil Value (its Run stores the failed result), whose
+// Destroy would crash.
+func destroyAll(vs []ort.Value) {
+	for _, v := range vs {
+		if v != nil && !reflect.ValueOf(v).IsNil() {
+			v.Destroy()
+		}
+	}
+}
+
+// infer runs one inference into outs, filling the nil ones with what ONNX Runtime
+// allocated. A model without inputs runs through an IoBinding: onnxruntime_go's
+// Run indexes its first input and would panic. That path takes no run options
+// (no timeout), and every output must have been allocated.
+func (s *Session) infer(in, outs []ort.Value, ro *ort.RunOptions) error {
+	if len(in) > 0 {
+		err := s.session.RunWithOptions(in, outs, ro)
+		// The run succeeded and the binding could not read an output back.
+		if err != nil && strings.HasPrefix(err.Error(), "Error creating tensor from ort") {
+			return tensorError{err}
+		}
+		return err
+	}
+	b, err := s.session.CreateIoBinding()
+	if err != nil {
+		return err
+	}
+	defer b.Destroy()
+	for i, v := range outs {
+		if v == nil {
+			return tensorError{fmt.Errorf("output %q (dims %v): a model without inputs runs only when every output's shape is fixed, and this one's is not", s.outputs[i].Name, s.outputs[i].Dimensions)}
+		}
+		if err := b.BindOutput(s.outputs[i].Name, v); err != nil {
+			return err
+		}
+	}
+	return s.session.RunWithBinding(b)
 }
 
 // Bound is a session with its inputs already converted to ONNX Runtime tensors, so
@@ -347,7 +426,7 @@ func (s *Session) Bind(inputs []Tensor) (TimedRun, error) {
 		v, err := toValue(in)
 		if err != nil {
 			b.Close()
-			return nil, err
+			return nil, tensorError{err}
 		}
 		b.values = append(b.values, v)
 	}
@@ -368,17 +447,16 @@ func (b *Bound) Run() (time.Duration, error) {
 	if err := b.opts.UnsetTerminate(); err != nil {
 		return 0, err
 	}
-	outs := make([]ort.Value, len(b.s.outputs))
+	outs, err := b.s.newOutputs()
+	defer destroyAll(outs)
+	if err != nil {
+		return 0, err
+	}
 	timer := time.AfterFunc(b.s.timeout, func() { b.opts.Terminate() })
 	start := time.Now()
-	err := b.s.session.RunWithOptions(b.values, outs, b.opts)
+	err = b.s.infer(b.values, outs, b.opts)
 	took := time.Since(start)
 	stopped := timer.Stop()
-	for _, o := range outs {
-		if o != nil {
-			o.Destroy()
-		}
-	}
 	if err != nil && !stopped {
 		return took, fmt.Errorf("%w after %v (HWTEST_RUN_TIMEOUT): %v", ErrRunTimeout, took.Round(time.Millisecond), err)
 	}
@@ -406,7 +484,7 @@ func (s *Session) runWithTimeout(in, out []ort.Value) error {
 	defer ro.Destroy()
 	timer := time.AfterFunc(s.timeout, func() { ro.Terminate() })
 	start := time.Now()
-	err = s.session.RunWithOptions(in, out, ro)
+	err = s.infer(in, out, ro)
 	if !timer.Stop() && err != nil {
 		return fmt.Errorf("%w after %v (HWTEST_RUN_TIMEOUT): %v", ErrRunTimeout, time.Since(start).Round(time.Millisecond), err)
 	}

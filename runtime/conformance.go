@@ -1,0 +1,380 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/hwtest/hwtest/conformance"
+	"github.com/hwtest/hwtest/onnx"
+	"github.com/hwtest/hwtest/result"
+)
+
+// Op is one operator's ONNX conformance cases, as a generated suite names them.
+type Op struct {
+	Name, Domain string
+	Cases        []string // case folder names: "test_add_bcast"
+}
+
+// OpCases runs one operator's cases on one target, each against the outputs the
+// ONNX project wrote (not our CPU), and records a result.OpCaseReport per case:
+// Open in BeforeAll, Check in an It per case, Close in AfterAll.
+type OpCases struct {
+	Op     Op
+	Target Target
+
+	cases map[string]conformance.Case
+}
+
+// NewOpCases prepares an operator's cases on a target; nothing runs until Open.
+func NewOpCases(op Op, t Target) *OpCases { return &OpCases{Op: op, Target: t} }
+
+// Open checks that ONNX Runtime loads and the target is here, and finds the cases.
+// An unavailable target records every case unavailable with the probe's reason and
+// skips them; a missing runtime or missing case data fails them, recorded as errors.
+func (c *OpCases) Open() {
+	ginkgo.GinkgoHelper()
+	if _, err := Init(); err != nil && c.Target.Runner != "browser" {
+		c.failAll(err)
+	}
+	if reason := Unavailable(c.Target); reason != "" {
+		for _, name := range c.Op.Cases {
+			c.record(c.report(name, result.CaseUnavailable, reason))
+		}
+		ginkgo.Skip("unavailable: " + reason)
+	}
+	cases, err := nodeCases()
+	if err != nil {
+		c.failAll(err)
+	}
+	c.cases = cases
+}
+
+// Check runs one case and records it: a pass returns, skipped and unavailable skip
+// the spec, and a mismatch, not-supported or error fails it in one line.
+func (c *OpCases) Check(name string) {
+	ginkgo.GinkgoHelper()
+	cs, ok := c.cases[name]
+	var r result.OpCaseReport
+	switch {
+	case c.cases == nil:
+		ginkgo.Fail("the operator's cases were not loaded: its BeforeAll did not run or failed")
+	case !ok:
+		r = c.report(name, result.CaseError, fmt.Sprintf("case %s is not among the installed libonnx-testdata %s cases (the generated suites and the data disagree)", name, conformance.Version))
+	default:
+		r = RunCase(c.Target, cs)
+	}
+	c.record(r)
+	switch r.Status {
+	case result.CasePass:
+	case result.CaseSkipped, result.CaseUnavailable:
+		ginkgo.Skip(r.Status + ": " + r.Error)
+	default:
+		ginkgo.Fail(CaseLine(r))
+	}
+}
+
+// Close ends the operator's cases. Native sessions live one case each; a browser
+// page stays open for the next operator's batch (runtime.Shutdown closes it).
+func (c *OpCases) Close() {}
+
+// CaseLine is a case's result in one line: "test_add on cpu: mismatch: output
+// "sum"[3] = 1.5, ONNX expects 1.25 (|err| 0.25 > 0.00125)".
+func CaseLine(r result.OpCaseReport) string {
+	s := fmt.Sprintf("%s on %s: %s", r.Case, r.Target, r.Status)
+	if d := r.Worst; d != nil && r.Status == result.CaseMismatch {
+		s += fmt.Sprintf(": output %q[%d] = %g, ONNX expects %g (|err| %.3g > %.3g)", d.Output, d.Index, d.Got, d.Want, d.AbsErr, d.Allowed)
+	}
+	if r.Error != "" {
+		s += ": " + strings.Join(strings.Fields(r.Error), " ")
+	}
+	return s
+}
+
+func (c *OpCases) report(name, status, why string) result.OpCaseReport {
+	return result.OpCaseReport{Case: name, Op: c.Op.Name, Domain: c.Op.Domain, Target: c.Target.ID, Status: status, Error: why}
+}
+
+func (c *OpCases) record(r result.OpCaseReport) {
+	ginkgo.AddReportEntry(result.OpCaseEntryName, r, ginkgo.ReportEntryVisibilityNever)
+}
+
+// failAll records every case as an error of this machine's setup and fails.
+func (c *OpCases) failAll(err error) {
+	ginkgo.GinkgoHelper()
+	for _, name := range c.Op.Cases {
+		c.record(c.report(name, result.CaseError, err.Error()))
+	}
+	ginkgo.Fail(fmt.Sprintf("%s on %s: %v", c.Op.Name, c.Target.ID, err))
+}
+
+// nodeCases reads the installed node cases once per process: every operator's
+// suite in it shares them.
+var nodeCases = sync.OnceValues(func() (map[string]conformance.Case, error) {
+	root, _ := Root() // "": DataDir looks where the working directory is
+	dir, err := conformance.DataDir(root)
+	if err != nil {
+		return nil, err
+	}
+	cases, err := conformance.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading ONNX's test cases in %s: %w", dir, err)
+	}
+	m := make(map[string]conformance.Case, len(cases))
+	for _, c := range cases {
+		m[c.Name] = c
+	}
+	return m, nil
+})
+
+// RunCase runs one node case on a native target: a session of its model on the
+// target alone (strict, as a model cell's first try; the CPU for cpu), its
+// input_K.pb as graph input K, and every output compared with output_K.pb at
+// conformance.Tolerance. Ms is session creation and the run.
+func RunCase(t Target, c conformance.Case) result.OpCaseReport {
+	r := result.OpCaseReport{Case: c.Name, Op: c.Op, Domain: c.Domain, Opset: c.Opset, Target: t.ID, Device: devices()[t.ID][0]}
+	if reason := Unavailable(t); reason != "" {
+		r.Status, r.Error = result.CaseUnavailable, reason
+		return r
+	}
+	if t.Runner == "browser" {
+		r.Status, r.Error = result.CaseError, "browser targets run an operator's cases in one batch (OpCases.Open), not one by one"
+		return r
+	}
+	data, status, why := readCase(c)
+	if status != "" {
+		r.Status, r.Error = status, why
+		return r
+	}
+	start := time.Now()
+	got, err := data.run(t)
+	r.Ms = ms(time.Since(start))
+	if err != nil {
+		r.Status, r.Error = runStatus(err), err.Error()
+		return r
+	}
+	r.Worst, r.Error = compareCase(got, data.want)
+	r.Status = result.CasePass
+	if r.Error != "" || !r.Worst.Within() {
+		r.Status = result.CaseMismatch
+	}
+	r.Worst, r.Error = finiteWorst(r.Worst, r.Error)
+	return r
+}
+
+// runStatus: what ONNX Runtime refused or failed is not-supported, in its words;
+// hwtest's own conversions and a run past its deadline are errors.
+func runStatus(err error) string {
+	var te tensorError
+	var sm shapeMismatch
+	switch {
+	case errors.As(err, &sm):
+		return result.CaseMismatch
+	case errors.As(err, &te) || errors.Is(err, ErrRunTimeout):
+		return result.CaseError
+	}
+	return result.CaseNotSupported
+}
+
+// caseData is a case read from its files.
+type caseData struct {
+	c             conformance.Case
+	graph         *onnx.Summary
+	inputs, want  []Tensor
+	inNames, outs []string
+}
+
+// readCase reads the case's graph and data set. A sequence or optional value is
+// skipped (hwtest feeds and reads tensors); anything unreadable is an error.
+func readCase(c conformance.Case) (caseData, string, string) {
+	g, err := onnx.InspectFile(c.Model())
+	if err != nil {
+		return caseData{}, result.CaseError, err.Error()
+	}
+	d := caseData{c: c, graph: g}
+	for _, vs := range [][]onnx.ValueInfo{g.Inputs, g.Outputs} {
+		for _, v := range vs {
+			if v.Kind != "" {
+				return d, result.CaseSkipped, fmt.Sprintf("%q is a %s: hwtest feeds and reads tensors only", v.Name, v.Kind)
+			}
+		}
+	}
+	if len(g.Inputs) != c.Inputs || len(g.Outputs) != c.Outputs {
+		return d, result.CaseError, fmt.Sprintf("the graph has %d inputs and %d outputs, the data set %d and %d", len(g.Inputs), len(g.Outputs), c.Inputs, c.Outputs)
+	}
+	for k, v := range g.Inputs {
+		t, err := readTensor(c.Input(k), v)
+		if err != nil {
+			return d, result.CaseError, err.Error()
+		}
+		if !fits(t.Shape, v) {
+			// libonnx-testdata 1.12's castlike BFLOAT16 cases feed "like" as [1] to
+			// a graph that declares [3 4]: no runtime should take it, so it
+			// measures none.
+			return d, result.CaseSkipped, fmt.Sprintf("the case's data disagrees with its graph: %s has shape %v, the graph declares %q %v", filepath.Base(c.Input(k)), t.Shape, v.Name, v.Dims)
+		}
+		d.inputs, d.inNames = append(d.inputs, t), append(d.inNames, v.Name)
+	}
+	for k, v := range g.Outputs {
+		t, err := readTensor(c.Output(k), v)
+		if err != nil {
+			return d, result.CaseError, err.Error()
+		}
+		d.want, d.outs = append(d.want, t), append(d.outs, v.Name)
+	}
+	return d, "", ""
+}
+
+// fits says whether a shape is one the graph value allows.
+func fits(shape []int64, v onnx.ValueInfo) bool {
+	if v.Unranked {
+		return true
+	}
+	if len(shape) != len(v.Dims) {
+		return false
+	}
+	for i, d := range v.Dims {
+		if d.Param == "" && d.Value >= 0 && d.Value != shape[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// readTensor reads a data file as the graph value it feeds or checks. Its element
+// type is the graph's: libonnx-testdata 1.12 stores bfloat16 data as UINT16.
+func readTensor(path string, v onnx.ValueInfo) (Tensor, error) {
+	pt, err := onnx.ReadTensorFile(path)
+	if err != nil {
+		return Tensor{}, err
+	}
+	if v.Type == onnx.BFloat16 && pt.Type == onnx.Uint16 {
+		pt.Type = onnx.BFloat16 // the same two bytes per element
+	}
+	if v.Type != 0 && pt.Type != v.Type {
+		return Tensor{}, fmt.Errorf("%s holds %v, the graph declares %q %v", path, pt.Type, v.Name, v.Type)
+	}
+	// ONNX's DataType numbers are ONNX Runtime's ONNXTensorElementDataType.
+	t := Tensor{Name: v.Name, Type: ort.TensorElementDataType(pt.Type), Shape: pt.Dims, Strings: pt.Strings}
+	if pt.Type != onnx.StringType {
+		if t.Data, err = pt.Float64s(); err != nil {
+			return Tensor{}, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return t, nil
+}
+
+// run creates the case's session on the target and runs its inputs once. The
+// outputs are described by the graph, and allocated ahead in the expected shape
+// where onnxruntime_go could not read them back otherwise (scalars, float16).
+func (d caseData) run(t Target) ([]Tensor, error) {
+	opts, err := newSessionOptions(t, true, false)
+	if err != nil {
+		return nil, tensorError{err} // a bad HWTEST_THREADS: ours, not the target's
+	}
+	defer opts.Destroy()
+	timeout, err := RunTimeout()
+	if err != nil {
+		return nil, tensorError{err}
+	}
+	s, err := ort.NewDynamicAdvancedSession(d.c.Model(), d.inNames, d.outs, opts)
+	if err != nil {
+		return nil, err
+	}
+	session := &Session{session: s, timeout: timeout}
+	defer session.Close()
+	for k, v := range d.graph.Outputs {
+		session.outputs = append(session.outputs, ort.InputOutputInfo{
+			Name: v.Name, OrtValueType: ort.ONNXTypeTensor, DataType: d.want[k].Type, Dimensions: d.want[k].Shape,
+		})
+		session.preset = append(session.preset, caseOutputShape(d.want[k], len(d.inputs) == 0))
+	}
+	got, err := session.Run(d.inputs)
+	if err != nil && strings.Contains(err.Error(), "Shape mismatch attempting to re-use buffer") {
+		// An output allocated in the expected shape and ONNX Runtime's differs.
+		return nil, shapeMismatch{err}
+	}
+	return got, err
+}
+
+// shapeMismatch is ONNX Runtime writing an output of another shape than ONNX
+// expects into the one allocated for it: a wrong output, not a refusal.
+type shapeMismatch struct{ error }
+
+// caseOutputShape is the shape an output is allocated with before the run, nil to
+// leave it to ONNX Runtime (see newOutput).
+func caseOutputShape(want Tensor, noInputs bool) []int64 {
+	half := want.Type == ort.TensorElementDataTypeFloat16 || want.Type == ort.TensorElementDataTypeBFloat16
+	scalar := len(want.Shape) == 0 && want.Type != ort.TensorElementDataTypeString
+	if scalar || half || noInputs {
+		return append([]int64{}, want.Shape...)
+	}
+	return nil
+}
+
+// compareCase compares every output as ONNX's backend test runner does
+// (onnx/backend/test/runner assert_similar_outputs): same element type and shape,
+// strings exactly equal, numbers within conformance.Tolerance with NaN equal to
+// NaN. It returns the worst element over all outputs and, when an output cannot
+// be compared element by element, why.
+func compareCase(got, want []Tensor) (*result.Deviation, string) {
+	var worst *result.Deviation
+	for k, w := range want {
+		g := got[k]
+		switch {
+		case g.Type != w.Type:
+			return nil, fmt.Sprintf("output %q is %v, ONNX expects %v", w.Name, g.Type, w.Type)
+		case !slices.Equal(g.Shape, w.Shape):
+			return nil, fmt.Sprintf("output %q has shape %v, ONNX expects %v", w.Name, g.Shape, w.Shape)
+		case w.Type == ort.TensorElementDataTypeString:
+			if i := firstDiff(g.Strings, w.Strings); i >= 0 {
+				return nil, fmt.Sprintf("output %q[%d] is %q, ONNX expects %q", w.Name, i, g.Strings[i], w.Strings[i])
+			}
+			continue
+		}
+		d, err := Compare(g, w, conformance.Tolerance)
+		if err != nil {
+			return nil, err.Error()
+		}
+		if worse(d, worst) {
+			worst = d
+		}
+	}
+	return worst, ""
+}
+
+func firstDiff(a, b []string) int {
+	for i := range b {
+		if i >= len(a) || a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+// finiteWorst keeps a deviation with a NaN or an infinity out of the report
+// (JSON has no such numbers, and one would make Ginkgo's whole report
+// unwritable) and says it in words instead.
+func finiteWorst(d *result.Deviation, why string) (*result.Deviation, string) {
+	if d == nil {
+		return nil, why
+	}
+	for _, x := range []float64{d.Got, d.Want, d.AbsErr, d.Allowed} {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			w := fmt.Sprintf("output %q[%d] = %g, ONNX expects %g", d.Output, d.Index, d.Got, d.Want)
+			if why != "" {
+				w = why + "; " + w
+			}
+			return nil, w
+		}
+	}
+	return d, why
+}
