@@ -26,7 +26,7 @@ UNIT_PKGS      = $(shell go list ./... | grep -v /generated/)
 MEASURE_TIME ?= 1s
 TEST_MEASURE_TIME ?= 100ms
 
-.PHONY: help setup browsers onnx-testdata build generate verify test unit suites run bench clean
+.PHONY: help setup browsers onnx-testdata build generate verify test unit suites run conformance bench clean
 
 help: ## list targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -80,13 +80,18 @@ test: setup ## run every test: unit tests, hwtest verify, the generated suites (
 	@$(MAKE) --no-print-directory suites
 
 # Every model on the CPU; one model per family (tag smoke) on each browser target.
+GENERATED_SUITE := generated/suite
 SUITE_FILTER := hw:cpu || (tag:smoke && (hw:wasm || hw:webgpu || hw:webgpu-native || hw:webnn))
 
-suites: setup ## run the generated suites: every model on CPU, one per family on the browser targets
-	HWTEST_MEASURE_TIME=$(TEST_MEASURE_TIME) $(GINKGO) --no-color --keep-going --label-filter='$(SUITE_FILTER)' ./generated/...
+suites: setup ## run the generated model suites: every model on CPU, one per family on the browser targets (the conformance suites run in the unit tests and in make conformance)
+	HWTEST_MEASURE_TIME=$(TEST_MEASURE_TIME) $(GINKGO) --no-color --keep-going --label-filter='$(SUITE_FILTER)' ./$(GENERATED_SUITE)
 
-run: setup ## run every model on every target here; write reports/<run id>/matrix.{md,json}
+run: setup ## run every model on every target here; write reports/<run id>/matrix.{md,json}; then ONNX's own test cases on every target (make conformance)
 	@HWTEST_MEASURE_TIME=$(MEASURE_TIME) $(HWTEST) run
+	@$(HWTEST) conformance --no-generate
+
+conformance: setup ## run ONNX's node test cases on every target here; store the operator × target scoreboard (hwtest report --ops)
+	@$(HWTEST) conformance
 
 bench: setup ## Go benchmarks, one package at a time so they do not share the cores: hwtest's latency against a bare ONNX Runtime loop, generator, runtime, history (a 300-cell store, the current matrix over 1,000 runs), hwtest report --html on 300 models × 14 targets × 50 runs, the fleet's queue (jobs/s of trivial jobs, 1 to 1,000 workers; heartbeats)
 	go test -p 1 -run '^$$' -bench . -benchmem -timeout 60m $(UNIT_PKGS)

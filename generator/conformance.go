@@ -92,8 +92,11 @@ func newConformanceFile(pkg string) *jen.File {
 //			AfterAll(cases.Close)
 //			It("test_add", func() { cases.Check("test_add") })
 //		}
-//		Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewOpCases(op, targets.Cpu)) })
+//		Context("cpu", Ordered, ContinueOnFailure, Label("hw:cpu"), func() { specs(runtime.NewOpCases(op, targets.Cpu)) })
 //	})
+//
+// Ordered, so a browser target runs the operator's cases as one batch in BeforeAll;
+// ContinueOnFailure, so one failing case does not skip the operator's others.
 func opFile(cases []conformance.Case, targets []catalog.Target, vars map[string]string) *jen.File {
 	first := cases[0]
 	f := newConformanceFile("conformance")
@@ -119,7 +122,7 @@ func opFile(cases []conformance.Case, targets []catalog.Target, vars map[string]
 	}
 	for _, t := range targets {
 		body = append(body, templates.Ginkgo("Context").Call(
-			jen.Lit(t.ID), templates.Ginkgo("Ordered"), templates.Ginkgo("Label").Call(jen.Lit(result.TargetLabel(t.ID))),
+			jen.Lit(t.ID), templates.Ginkgo("Ordered"), templates.Ginkgo("ContinueOnFailure"), templates.Ginkgo("Label").Call(jen.Lit(result.TargetLabel(t.ID))),
 			jen.Func().Params().Custom(jen.Options{Open: "{ ", Close: " }"},
 				jen.Id("specs").Call(jen.Qual(templates.RuntimePath, "NewOpCases").Call(jen.Id("op"), jen.Qual(ModulePath+"/"+TargetsDir, vars[t.ID])))),
 		))

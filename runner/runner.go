@@ -270,11 +270,15 @@ func newBuildDir(root, runID string) (string, error) {
 // buildSuite compiles the suite (`go test -c`), as `ginkgo build` does: one binary
 // holding every family's models.
 func buildSuite(ctx context.Context, o Options, binDir string) (string, error) {
-	pkg := "./" + generator.SuiteDir
-	bin := filepath.Join(binDir, "suite.test")
-	fmt.Fprintf(o.Log, "build: %s\n", pkg)
+	return buildTest(ctx, o.Root, o.Log, generator.SuiteDir, filepath.Join(binDir, "suite.test"))
+}
+
+// buildTest compiles the test package at dir (relative to root) into bin.
+func buildTest(ctx context.Context, root string, log io.Writer, dir, bin string) (string, error) {
+	pkg := "./" + dir
+	fmt.Fprintf(log, "build: %s\n", pkg)
 	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, pkg)
-	cmd.Dir = o.Root
+	cmd.Dir = root
 	// go's compilers and linker go with it when the run is stopped.
 	cmd.SysProcAttr = childProcAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

@@ -228,7 +228,7 @@ func workerRun(ctx context.Context, opts *WorkerOptions) error {
 	}
 	defer nc.Close()
 	// The suite this worker runs is its catalogs', as in `hwtest run`.
-	files, err := generator.Generate(c)
+	files, err := opts.generateAll(c)
 	if err != nil {
 		return err
 	}

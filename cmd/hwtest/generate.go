@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 
+	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/conformance"
+
 	"github.com/spf13/cobra"
 
 	"github.com/hwtest/hwtest/generator"
@@ -34,12 +37,27 @@ func newGenerateCmd(g *Globals, runF func(*GenerateOptions) error) *cobra.Comman
 	return cmd
 }
 
+// generateAll renders everything under generated/: the catalogs' suites and the
+// conformance suites from ONNX's own test cases (which `make setup` installs). Both,
+// always: writing one without the other would remove the other's files as stale.
+func (g *Globals) generateAll(c *catalog.Catalogs) (map[string][]byte, error) {
+	dir, err := conformance.DataDir(g.Root)
+	if err != nil {
+		return nil, fmt.Errorf("generating generated/conformance/: %w", err)
+	}
+	cases, err := conformance.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading ONNX's test cases in %s: %w", dir, err)
+	}
+	return generator.GenerateAll(c, cases)
+}
+
 func generateRun(opts *GenerateOptions) error {
 	c, err := opts.loadCatalogs()
 	if err != nil {
 		return err
 	}
-	files, err := generator.Generate(c)
+	files, err := opts.generateAll(c)
 	if err != nil {
 		return err
 	}

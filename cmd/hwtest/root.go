@@ -72,7 +72,7 @@ func newRootCmd(g *Globals) *cobra.Command {
 	addGlobalFlags(cmd, g)
 	cmd.AddCommand(newGenerateCmd(g, nil), newVerifyCmd(g, nil), newRunCmd(g, nil),
 		newFetchCmd(g, nil), newModelsCmd(g, nil), newZooCmd(g, nil, nil),
-		newDetectCmd(g, nil), newCheckCmd(g, nil), newExplainCmd(g, nil), newReportCmd(g, nil),
+		newDetectCmd(g, nil), newCheckCmd(g, nil), newExplainCmd(g, nil), newReportCmd(g, nil), newConformanceCmd(g, nil),
 		newHistoryCmd(g, nil), newDiffCmd(g, nil), newQueryCmd(g, nil), newImportCmd(g, nil),
 		newRecommendCmd(g, nil), newServeCmd(g), newWorkerCmd(g))
 	return cmd

@@ -115,7 +115,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return runFleet(ctx, opts, c) // the workers generate and build their own suites
 	}
 	if !opts.NoGenerate {
-		files, err := generator.Generate(c)
+		files, err := opts.generateAll(c)
 		if err != nil {
 			return err
 		}

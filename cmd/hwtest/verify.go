@@ -40,7 +40,7 @@ func verifyRun(opts *VerifyOptions) error {
 	if err != nil {
 		return err
 	}
-	files, err := generator.Generate(c)
+	files, err := opts.generateAll(c)
 	if err != nil {
 		return err
 	}
