@@ -84,7 +84,7 @@ func (bs *browserSession) run(inputs []Tensor) ([]Tensor, time.Duration, error) 
 	}
 	result := make([]Tensor, len(outs))
 	for i, o := range outs {
-		result[i] = Tensor{Name: o.Name, Type: nativeTypes[o.Type], Shape: o.Shape, Data: o.Data}
+		result[i] = Tensor{Name: o.Name, Type: nativeTypes[o.Type], Shape: o.Shape, Data: o.Data, Strings: o.Strings}
 	}
 	return result, took, nil
 }
@@ -161,7 +161,7 @@ func webTensors(inputs []Tensor) ([]browser.Tensor, error) {
 		if !ok {
 			return nil, fmt.Errorf("input %q: element type %v has no onnxruntime-web equivalent here", in.Name, in.Type)
 		}
-		wire[i] = browser.Tensor{Name: in.Name, Type: typ, Shape: in.Shape, Data: in.Data}
+		wire[i] = browser.Tensor{Name: in.Name, Type: typ, Shape: in.Shape, Data: in.Data, Strings: in.Strings}
 	}
 	return wire, nil
 }
@@ -170,7 +170,10 @@ var webTypes = map[ort.TensorElementDataType]string{
 	ort.TensorElementDataTypeFloat: "float32", ort.TensorElementDataTypeDouble: "float64",
 	ort.TensorElementDataTypeInt64: "int64", ort.TensorElementDataTypeInt32: "int32",
 	ort.TensorElementDataTypeInt8: "int8", ort.TensorElementDataTypeUint8: "uint8",
-	ort.TensorElementDataTypeBool: "bool",
+	ort.TensorElementDataTypeBool: "bool", ort.TensorElementDataTypeFloat16: "float16",
+	ort.TensorElementDataTypeUint64: "uint64", ort.TensorElementDataTypeUint32: "uint32",
+	ort.TensorElementDataTypeUint16: "uint16", ort.TensorElementDataTypeInt16: "int16",
+	ort.TensorElementDataTypeString: "string", // onnxruntime-web has no bfloat16
 }
 
 var nativeTypes = func() map[string]ort.TensorElementDataType {
@@ -218,4 +221,7 @@ func (bs *browserSession) device(t Target) string {
 
 // Shutdown closes every browser this process started; generated suites call it
 // after the suite so no Chromium is left running.
-func Shutdown() { browser.CloseAll() }
+func Shutdown() {
+	closeCasePages()
+	browser.CloseAll()
+}

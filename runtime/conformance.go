@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/hwtest/hwtest/browser"
 	"github.com/hwtest/hwtest/conformance"
 	"github.com/hwtest/hwtest/onnx"
 	"github.com/hwtest/hwtest/result"
@@ -32,6 +33,7 @@ type OpCases struct {
 	Target Target
 
 	cases map[string]conformance.Case
+	done  map[string]result.OpCaseReport // a browser target's batch, run in Open
 }
 
 // NewOpCases prepares an operator's cases on a target; nothing runs until Open.
@@ -56,6 +58,18 @@ func (c *OpCases) Open() {
 		c.failAll(err)
 	}
 	c.cases = cases
+	if c.Target.Runner == "browser" {
+		var batch []conformance.Case
+		for _, name := range c.Op.Cases {
+			if cs, ok := cases[name]; ok {
+				batch = append(batch, cs)
+			}
+		}
+		c.done = map[string]result.OpCaseReport{}
+		for _, r := range RunBrowserCases(c.Target, batch) {
+			c.done[r.Case] = r
+		}
+	}
 }
 
 // Check runs one case and records it: a pass returns, skipped and unavailable skip
@@ -69,6 +83,8 @@ func (c *OpCases) Check(name string) {
 		ginkgo.Fail("the operator's cases were not loaded: its BeforeAll did not run or failed")
 	case !ok:
 		r = c.report(name, result.CaseError, fmt.Sprintf("case %s is not among the installed libonnx-testdata %s cases (the generated suites and the data disagree)", name, conformance.Version))
+	case c.done != nil:
+		r = c.done[name]
 	default:
 		r = RunCase(c.Target, cs)
 	}
@@ -377,4 +393,147 @@ func finiteWorst(d *result.Deviation, why string) (*result.Deviation, string) {
 		}
 	}
 	return d, why
+}
+
+// RunBrowserCases runs cases on a browser target in one batch, in this process's
+// page for the target (opened on first use, kept for the next operator's batch,
+// closed by Shutdown): a page and an InferenceSession per case would cost a page
+// load and a WebAssembly compile each. Inputs, outputs and the comparison are
+// RunCase's; Ms is the page's session creation and run. A case the page refused
+// is not-supported in onnxruntime-web's words; one that hung or took the page down
+// with it is an error, and the page is replaced for the rest.
+func RunBrowserCases(t Target, cases []conformance.Case) []result.OpCaseReport {
+	reports := make([]result.OpCaseReport, len(cases))
+	var batch []browser.Case
+	var sent []int // indices into cases of the batch's cases
+	var data []caseData
+	for i, c := range cases {
+		reports[i] = result.OpCaseReport{Case: c.Name, Op: c.Op, Domain: c.Domain, Opset: c.Opset, Target: t.ID}
+		r := &reports[i]
+		if reason := Unavailable(t); reason != "" {
+			r.Status, r.Error = result.CaseUnavailable, reason
+			continue
+		}
+		d, status, why := readCase(c)
+		if status != "" {
+			r.Status, r.Error = status, why
+			continue
+		}
+		in, err := webTensors(d.inputs)
+		if err == nil {
+			err = webReadable(d.want)
+		}
+		if err != nil {
+			r.Status, r.Error = result.CaseError, err.Error()
+			continue
+		}
+		batch = append(batch, browser.Case{Name: c.Name, Model: c.Model(), Inputs: in})
+		sent, data = append(sent, i), append(data, d)
+	}
+	if len(batch) == 0 {
+		return reports
+	}
+	page, err := casePage(t)
+	var results []browser.CaseResult
+	if err == nil {
+		results, err = page.Run(batch)
+	}
+	if results == nil { // nothing was tried: no page
+		for _, i := range sent {
+			reports[i].Status, reports[i].Error = result.CaseError, err.Error()
+		}
+		return reports
+	}
+	for k, res := range results {
+		r := &reports[sent[k]]
+		r.Device, r.Ms = page.Device(), res.CreateMs+res.RunMs
+		if res.Err != "" {
+			r.Status, r.Error = browserCaseStatus(res), res.Err
+			continue
+		}
+		got, why := fromWeb(res.Outputs, data[k].want)
+		if why == "" {
+			r.Worst, why = compareCase(got, data[k].want)
+		}
+		r.Status, r.Error = result.CasePass, why
+		if why != "" || !r.Worst.Within() {
+			r.Status = result.CaseMismatch
+		}
+		r.Worst, r.Error = finiteWorst(r.Worst, r.Error)
+	}
+	return reports
+}
+
+// browserCaseStatus: onnxruntime-web refusing to create or run the case is
+// not-supported; hwtest failing to send it, a hang or a crashed page are errors.
+func browserCaseStatus(res browser.CaseResult) string {
+	switch {
+	case res.Stage == "input",
+		strings.Contains(res.Err, "timed out after"),
+		strings.Contains(res.Err, "(the page was replaced)"):
+		return result.CaseError
+	}
+	return result.CaseNotSupported
+}
+
+// webReadable refuses expected outputs of a type onnxruntime-web cannot return
+// (bfloat16): the case would fail in hwtest's reading, not in the runtime.
+func webReadable(want []Tensor) error {
+	for _, w := range want {
+		if _, ok := webTypes[w.Type]; !ok {
+			return fmt.Errorf("output %q: element type %v has no onnxruntime-web equivalent here", w.Name, w.Type)
+		}
+	}
+	return nil
+}
+
+// fromWeb puts the page's outputs in the order of the expected ones, by name.
+func fromWeb(outs []browser.Tensor, want []Tensor) ([]Tensor, string) {
+	got := make([]Tensor, len(want))
+	for k, w := range want {
+		i := slices.IndexFunc(outs, func(o browser.Tensor) bool { return o.Name == w.Name })
+		if i < 0 {
+			return nil, fmt.Sprintf("the page returned no output %q", w.Name)
+		}
+		o := outs[i]
+		got[k] = Tensor{Name: o.Name, Type: nativeTypes[o.Type], Shape: o.Shape, Data: o.Data, Strings: o.Strings}
+	}
+	return got, ""
+}
+
+// casePages are this process's case pages, one per browser target.
+var casePages = struct {
+	sync.Mutex
+	m map[string]*browser.CasePage
+}{m: map[string]*browser.CasePage{}}
+
+func casePage(t Target) (*browser.CasePage, error) {
+	casePages.Lock()
+	defer casePages.Unlock()
+	if p, ok := casePages.m[t.ID]; ok {
+		return p, nil
+	}
+	if _, err := RunTimeout(); err != nil {
+		return nil, err
+	}
+	b, err := browser.Shared(BrowserConfig(), t.Provider == "webnn")
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.OpenCasePage(t.Provider, t.Bundle)
+	if err != nil {
+		return nil, err
+	}
+	casePages.m[t.ID] = p
+	return p, nil
+}
+
+// closeCasePages closes the case pages before their browsers go.
+func closeCasePages() {
+	casePages.Lock()
+	defer casePages.Unlock()
+	for id, p := range casePages.m {
+		p.Close()
+		delete(casePages.m, id)
+	}
 }

@@ -151,3 +151,67 @@ func TestCaseLine(t *testing.T) {
 		t.Errorf("one line: %q", got)
 	}
 }
+
+// A browser target runs an operator's cases in one batch in one page, with the
+// same reading and comparison as native cases; the page stays for the next batch.
+func TestConformanceBrowserBatch(t *testing.T) {
+	cases := needCases(t)
+	tg := Target{ID: "wasm", Runner: "browser", Provider: "wasm", Bundle: "ort.min.js"}
+	testenv.Need(t, "wasm in Chromium (make setup)", Unavailable(tg))
+	defer Shutdown()
+	nudged := copyCase(t, cases["test_add"])
+	nudged.Name = "test_add_nudged"
+	want, err := onnx.ReadTensorFile(nudged.Output(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs, _ := want.Float64s()
+	copy(want.Raw[7*4:], onnx.FloatTensor([]int64{1}, []float32{float32(xs[7] + 0.01)}).Raw)
+	writeTensor(t, nudged.Output(0), want)
+
+	wants := map[string]string{
+		"test_add":                   result.CasePass,
+		"test_constant":              result.CasePass,
+		"test_size_example":          result.CasePass, // a scalar output
+		"test_cast_FLOAT_to_FLOAT16": result.CasePass,
+		"test_cast_STRING_to_FLOAT":  result.CasePass,
+		"test_bernoulli":             result.CaseMismatch,
+		"test_bitshift_right_uint16": result.CaseNotSupported,
+		"test_identity_sequence":     result.CaseSkipped,
+		"test_add_nudged":            result.CaseMismatch,
+	}
+	var batch []conformance.Case
+	for name := range wants {
+		c, ok := cases[name]
+		if name == nudged.Name {
+			c, ok = nudged, true
+		}
+		if !ok {
+			t.Fatalf("no case %s", name)
+		}
+		batch = append(batch, c)
+	}
+	start := time.Now()
+	reports := RunBrowserCases(tg, batch)
+	t.Logf("%d cases on wasm in %v", len(batch), time.Since(start).Round(time.Millisecond))
+	for _, r := range reports {
+		if r.Status != wants[r.Case] {
+			t.Errorf("%s, want %s", CaseLine(r), wants[r.Case])
+		}
+		if r.Status == result.CasePass && (r.Device == "" || r.Ms <= 0) {
+			t.Errorf("%s: no device or time: %+v", r.Case, r)
+		}
+		if r.Case == "test_add_nudged" && (r.Worst == nil || r.Worst.Index != 7) {
+			t.Errorf("the nudged element: %+v", r.Worst)
+		}
+		if r.Case == "test_bitshift_right_uint16" && !strings.Contains(r.Error, "Could not find an implementation for BitShift(11)") {
+			t.Errorf("not-supported carries onnxruntime-web's words: %q", r.Error)
+		}
+	}
+	casePages.Lock()
+	pages := len(casePages.m)
+	casePages.Unlock()
+	if pages != 1 {
+		t.Errorf("%d case pages open after a batch, want the one kept for the next", pages)
+	}
+}
