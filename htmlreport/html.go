@@ -58,6 +58,9 @@ type Input struct {
 	Title   string        // default "hwtest report"
 	Current matrix.Matrix // the matrix the report describes
 	Report  analysis.Report
+	// Scoreboard is the conformance scoreboard; nil: the history has none (the
+	// section says how to fill it).
+	Scoreboard *Scoreboard
 }
 
 // Render writes the page. It renders everything in memory first, so w receives a
@@ -109,6 +112,7 @@ type page struct {
 	Failures      []failureGroup
 	SeverityLine  string
 	Detection     []result.Detected
+	Ops           *opsSection
 }
 
 type heatmap struct {
@@ -157,6 +161,7 @@ func build(in Input) (*page, error) {
 		Script:      template.JS(pageJS),
 		Detection:   r.Environment.Detection,
 		MaxTrends:   MaxTrendCharts,
+		Ops:         opsOf(in.Scoreboard),
 	}
 	p.Lead = fmt.Sprintf("%d models × %d targets: %s. Trends over %s.",
 		len(modelsWithCells(m)), len(m.Targets), p.SummaryLine, result.Plural(r.Runs.Count, "run"))
@@ -224,6 +229,9 @@ func css(targets []string) string {
 	}
 	for _, st := range matrix.Statuses {
 		fmt.Fprintf(&b, ".s-%s{background:%s}\n", st, statusColors[st])
+	}
+	for _, c := range supportColors {
+		fmt.Fprintf(&b, ".o-%s{background:%s}\n", c.Support, c.Color)
 	}
 	b.WriteString(pageCSS)
 	return b.String()

@@ -159,6 +159,13 @@ func TestNewCmdReport(t *testing.T) {
 		{name: "html and summary", args: "report --html --summary", wantErr: "--summary and --html: choose one"},
 		{name: "errors and html", args: "report --errors --html", wantErr: "--errors, --summary and --html: choose one"},
 		{name: "errors and summary", args: "report --errors --summary", wantErr: "--errors, --summary and --html: choose one"},
+		{name: "ops", args: "report --ops --json --target cpu --target webgpu,wasm", want: ReportOptions{Ops: true, JSON: true, Targets: []string{"cpu", "webgpu", "wasm"}}},
+		{name: "ops in the page", args: "report --ops --html", want: ReportOptions{Ops: true, HTML: true}},
+		{name: "ops and errors", args: "report --ops --errors", wantErr: "--ops, --errors and --summary: choose one"},
+		{name: "ops and summary", args: "report --ops --summary", wantErr: "--ops, --errors and --summary: choose one"},
+		{name: "ops of a run", args: "report --ops --run r1", wantErr: "--ops reads each target's latest conformance run from the history: drop --matrix and --run"},
+		{name: "ops of a matrix", args: "report --ops --matrix m.json", wantErr: "drop --matrix and --run"},
+		{name: "target without ops", args: "report --target cpu", wantErr: "--target picks the scoreboard's targets: add --ops"},
 	}, newReportCmd)
 }
 

@@ -26,9 +26,11 @@ type ReportOptions struct {
 	RunID   string
 	Errors  bool
 	JSON    bool
-	Summary bool   // the summaries only (text, or JSON with --json)
-	HTML    bool   // write the HTML report
-	Out     string // where --html writes (default ROOT/reports/report.html)
+	Summary bool     // the summaries only (text, or JSON with --json)
+	HTML    bool     // write the HTML report
+	Out     string   // where --html writes (default ROOT/reports/report.html)
+	Ops     bool     // the operator × target conformance scoreboard
+	Targets []string // the scoreboard's targets (--ops); none: all
 }
 
 func newReportCmd(g *Globals, runF func(*ReportOptions) error) *cobra.Command {
@@ -46,7 +48,15 @@ func newReportCmd(g *Globals, runF func(*ReportOptions) error) *cobra.Command {
 			"regression; failures by severity with their fix; the environment.\n" +
 			"--summary prints the summaries alone (--json: as JSON). --html writes them,\n" +
 			"with the heatmap and charts, into one HTML file that loads nothing from\n" +
-			"anywhere (--out FILE, default reports/report.html; - for stdout).",
+			"anywhere (--out FILE, default reports/report.html; - for stdout).\n\n" +
+			"--ops prints the operator × target scoreboard instead: ONNX's own node test\n" +
+			"cases (`hwtest conformance` stores them), each target's latest conformance run\n" +
+			"that had it; per target its totals, per operator each target's cell, then the\n" +
+			"mismatches with their worst element and the other failures grouped by the\n" +
+			"runtime's exact error (--json: all of it, every case included). --target T\n" +
+			"(repeatable) keeps those targets. The HTML page always holds the scoreboard\n" +
+			"when the history has one; --ops --html is that page with the scoreboard\n" +
+			"narrowed by --target, and an error when there is no scoreboard.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
@@ -60,6 +70,12 @@ func newReportCmd(g *Globals, runF func(*ReportOptions) error) *cobra.Command {
 				return errors.New("--html and --json: choose one")
 			case opts.Out != "" && !opts.HTML:
 				return errors.New("--out is where --html writes: add --html")
+			case opts.Ops && (opts.Errors || opts.Summary):
+				return errors.New("--ops, --errors and --summary: choose one")
+			case opts.Ops && (opts.Matrix != "" || opts.RunID != ""):
+				return errors.New("--ops reads each target's latest conformance run from the history: drop --matrix and --run")
+			case len(opts.Targets) > 0 && !opts.Ops:
+				return errors.New("--target picks the scoreboard's targets: add --ops")
 			}
 			if runF != nil {
 				return runF(opts)
@@ -74,12 +90,17 @@ func newReportCmd(g *Globals, runF func(*ReportOptions) error) *cobra.Command {
 	cmd.Flags().BoolVar(&opts.Summary, "summary", false, "print the summaries only (with --json: as JSON)")
 	cmd.Flags().BoolVar(&opts.HTML, "html", false, "write the report as one self-contained HTML file")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "the file --html writes (default ROOT/reports/report.html; - for stdout)")
+	cmd.Flags().BoolVar(&opts.Ops, "ops", false, "print the operator × target conformance scoreboard (with --json: as JSON; with --html: narrowed by --target)")
+	cmd.Flags().StringSliceVar(&opts.Targets, "target", nil, "the scoreboard's targets (with --ops; repeatable; default all)")
 	return cmd
 }
 
 func reportRun(ctx context.Context, opts *ReportOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if opts.Ops && !opts.HTML {
+		return reportOps(ctx, opts)
 	}
 	if opts.Errors {
 		m, err := reportMatrix(ctx, opts)
@@ -106,14 +127,14 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 		_, err = opts.Stdout.Write(b)
 		return err
 	}
-	m, runs, err := reportHistory(ctx, opts)
+	m, runs, sb, err := reportHistory(ctx, opts)
 	if err != nil {
 		return err
 	}
 	summary := analysis.Analyze(m, runs, analysis.Options{})
 	switch {
 	case opts.HTML:
-		return writeHTML(opts, m, summary)
+		return writeHTML(opts, m, summary, sb)
 	case opts.Summary && opts.JSON:
 		return writeJSON(opts.Stdout, summary)
 	case opts.Summary:
@@ -128,20 +149,24 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 }
 
 // reportHistory is the matrix the flags ask for and the runs its trends come from:
-// the history's runs (up to the run asked for), or the one matrix without a history.
-func reportHistory(ctx context.Context, opts *ReportOptions) (matrix.Matrix, []matrix.Matrix, error) {
+// the history's runs (up to the run asked for), or the one matrix without a history;
+// for --html also the conformance scoreboard (nil when the history has none).
+func reportHistory(ctx context.Context, opts *ReportOptions) (matrix.Matrix, []matrix.Matrix, *scoreboard, error) {
 	if opts.Matrix != "" {
 		m, err := readMatrixFile(opts.Matrix)
-		return m, []matrix.Matrix{m}, err
+		return m, []matrix.Matrix{m}, nil, err
 	}
 	db, err := opts.openHistory(ctx, history.ReadOnly)
-	if errors.Is(err, history.ErrNoHistory) && opts.RunID == "" {
+	if errors.Is(err, history.ErrNoHistory) && opts.RunID == "" && !opts.Ops {
 		fmt.Fprintf(opts.Stderr, "%v; reading %s\n", err, relToWD(latestMatrix(opts.Globals)))
 		m, err := readMatrixFile(latestMatrix(opts.Globals))
-		return m, []matrix.Matrix{m}, err
+		return m, []matrix.Matrix{m}, nil, err
+	}
+	if errors.Is(err, history.ErrNoHistory) && opts.Ops {
+		return matrix.Matrix{}, nil, nil, fmt.Errorf("%w; %w", err, errNoConformance)
 	}
 	if err != nil {
-		return matrix.Matrix{}, nil, err
+		return matrix.Matrix{}, nil, nil, err
 	}
 	defer db.Close()
 	models, targets := opts.catalogOrder()
@@ -165,20 +190,34 @@ func reportHistory(ctx context.Context, opts *ReportOptions) (matrix.Matrix, []m
 		err = runsErr
 	}
 	if err != nil {
-		return m, nil, err
+		return m, nil, nil, err
 	}
 	if opts.RunID != "" {
 		// One run's report: its trends end with it.
 		runs = slices.DeleteFunc(runs, func(r matrix.Matrix) bool { return r.Generated.After(m.Generated) })
 	}
-	return m, runs, nil
+	if !opts.HTML {
+		return m, runs, nil, nil
+	}
+	sb, err := readScoreboard(ctx, opts.Globals, db, opts.Targets)
+	switch {
+	case errors.Is(err, errNoConformance) && !opts.Ops:
+		return m, runs, nil, nil // the page says how to fill it
+	case err != nil:
+		return m, runs, nil, err
+	}
+	return m, runs, &sb, nil
 }
 
 // writeHTML renders the page in memory and writes it whole: a reader of the file
 // sees the old page or the new one.
-func writeHTML(opts *ReportOptions, m matrix.Matrix, summary analysis.Report) error {
+func writeHTML(opts *ReportOptions, m matrix.Matrix, summary analysis.Report, sb *scoreboard) error {
+	in := htmlreport.Input{Current: m, Report: summary}
+	if sb != nil {
+		in.Scoreboard = &htmlreport.Scoreboard{Board: sb.Board, Runs: sb.Runs}
+	}
 	var b bytes.Buffer
-	if err := htmlreport.Render(&b, htmlreport.Input{Current: m, Report: summary}); err != nil {
+	if err := htmlreport.Render(&b, in); err != nil {
 		return err
 	}
 	if opts.Out == "-" {
@@ -213,8 +252,12 @@ func writeHTML(opts *ReportOptions, m matrix.Matrix, summary analysis.Report) er
 		os.Remove(tmp.Name())
 		return err
 	}
-	fmt.Fprintf(opts.Stdout, "report: %s (%.1f MiB; %s, %s)\n", relToWD(out), float64(b.Len())/(1<<20),
-		plural(len(m.Cells), "cell"), plural(summary.Runs.Count, "run"))
+	ops := "no conformance scoreboard"
+	if sb != nil {
+		ops = fmt.Sprintf("scoreboard of %s on %s", plural(len(sb.Board.Ops), "operator"), plural(len(sb.Board.Targets), "target"))
+	}
+	fmt.Fprintf(opts.Stdout, "report: %s (%.1f MiB; %s, %s; %s)\n", relToWD(out), float64(b.Len())/(1<<20),
+		plural(len(m.Cells), "cell"), plural(summary.Runs.Count, "run"), ops)
 	return nil
 }
 
