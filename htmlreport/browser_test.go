@@ -20,6 +20,8 @@ import (
 
 	"github.com/hwtest/hwtest/analysis"
 	"github.com/hwtest/hwtest/browser"
+	"github.com/hwtest/hwtest/conformance"
+	"github.com/hwtest/hwtest/history"
 	"github.com/hwtest/hwtest/htmlreport"
 	"github.com/hwtest/hwtest/internal/histtest"
 	"github.com/hwtest/hwtest/internal/testenv"
@@ -461,5 +463,111 @@ func TestModelPeakShown(t *testing.T) {
 			t.Errorf("%s: the details lack %q:\n%s", target, want, detail)
 		}
 	}
+	tb.check(t)
+}
+
+// The conformance scoreboard renders in Chromium: a row per operator and a column
+// per target that tried a case, each cell coloured by what its cases say, the
+// target only ever unavailable collapsed to its reason, the mismatches with their
+// worst element and the refusals grouped by exact message. The cases are fixtures
+// for the page, not results.
+func TestScoreboardInChromium(t *testing.T) {
+	c := func(name, op, target, status, msg string) result.OpCaseReport {
+		return result.OpCaseReport{Case: name, Op: op, Opset: 13, Target: target, Status: status, Error: msg}
+	}
+	const refused = "Could not find an implementation for BitShift(11) node with name ''"
+	dft := c("test_dft", "DFT", "cpu", result.CaseMismatch, "")
+	dft.Worst = &result.Deviation{Output: "y", Index: 17, Got: 1.2301, Want: 1.2345, AbsErr: 0.0044, Allowed: 0.0012}
+	cases := []result.OpCaseReport{
+		c("test_add", "Add", "cpu", result.CasePass, ""), c("test_add", "Add", "wasm", result.CasePass, ""),
+		c("test_add_bcast", "Add", "cpu", result.CasePass, ""), c("test_add_bcast", "Add", "wasm", result.CaseMismatch, ""),
+		c("test_bitshift_left_uint16", "BitShift", "cpu", result.CaseNotSupported, refused),
+		c("test_bitshift_right_uint16", "BitShift", "cpu", result.CaseNotSupported, refused),
+		c("test_bitshift_left_uint16", "BitShift", "wasm", result.CaseSkipped, "uint16 inputs"),
+		dft, c("test_dft", "DFT", "wasm", result.CasePass, ""),
+		c("test_add", "Add", "cuda", result.CaseUnavailable, "libcudart.so.12: cannot open shared object file"),
+	}
+	board := conformance.Summarise(cases, []string{"cpu", "cuda", "wasm"})
+	at := time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
+	sb := &htmlreport.Scoreboard{Board: board, Runs: map[string]history.ScoreRun{
+		"cpu": {RunID: "c1", Finished: at, Host: "h"}, "wasm": {RunID: "c1", Finished: at, Host: "h"}, "cuda": {RunID: "c1", Finished: at, Host: "h"}}}
+	m := matrix.Matrix{Models: []string{"vad"}, Targets: []string{"cpu"}, Cells: []matrix.Cell{
+		{Model: "vad", Family: "audio", Target: "cpu", Status: result.StatusPass, Metrics: &result.Metrics{P50MS: 1}}}}
+	var b bytes.Buffer
+	if err := htmlreport.Render(&b, htmlreport.Input{Current: m, Report: analysis.Analyze(m, []matrix.Matrix{m}, analysis.Options{}), Scoreboard: sb}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(outDir, "scoreboard.html")
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb := openTab(t)
+	if err := chromedp.Do(tb.ctx, chromedp.EmulateViewport(1400, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	tb.load(t, file)
+	ctx, cancel := context.WithTimeout(tb.ctx, time.Minute)
+	defer cancel()
+	type shown struct {
+		Height     float64           `json:"height"`
+		Cols       []string          `json:"cols"`
+		Rows       []string          `json:"rows"`
+		Colours    map[string]string `json:"colours"` // "op target" → computed background
+		Texts      map[string]string `json:"texts"`
+		Absent     string            `json:"absent"`
+		Mismatches string            `json:"mismatches"`
+		Failures   []string          `json:"failures"`
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[shown](`(() => {
+  const sec = document.getElementById("operators");
+  sec.scrollIntoView();
+  const cols = [...document.querySelectorAll("#ops thead th")].slice(1).map(th => th.innerText);
+  const rows = [...document.querySelectorAll("#ops tbody tr")];
+  const colours = {}, texts = {};
+  for (const r of rows) {
+    [...r.querySelectorAll("td")].forEach((td, i) => {
+      const k = r.querySelector("th").innerText + " " + cols[i];
+      colours[k] = getComputedStyle(td).backgroundColor;
+      texts[k] = td.innerText;
+    });
+  }
+  return {
+    height: sec.getBoundingClientRect().height,
+    cols, rows: rows.map(r => r.querySelector("th").innerText), colours, texts,
+    absent: document.querySelector("#operators ul.absent").innerText,
+    mismatches: document.getElementById("ops-mismatches").innerText,
+    failures: [...document.querySelectorAll("#ops-failures tbody tr")].map(r => r.innerText),
+  };
+})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Height < 200 || strings.Join(got.Cols, " ") != "cpu wasm" || strings.Join(got.Rows, " ") != "Add BitShift DFT" {
+		t.Errorf("the scoreboard: height %.0f, columns %v, rows %v", got.Height, got.Cols, got.Rows)
+	}
+	green, amber, red, grey := "rgb(46, 157, 79)", "rgb(240, 193, 75)", "rgb(214, 69, 69)", "rgb(196, 196, 196)"
+	for k, want := range map[string]string{"Add cpu": green, "Add wasm": amber, "BitShift cpu": red, "BitShift wasm": grey, "DFT cpu": red, "DFT wasm": green} {
+		if got.Colours[k] != want {
+			t.Errorf("%s: background %s, want %s", k, got.Colours[k], want)
+		}
+	}
+	for k, want := range map[string]string{"Add wasm": "1/2 ≠1", "BitShift cpu": "0/2 ✗2", "BitShift wasm": "0/1 ~1"} {
+		if got.Texts[k] != want {
+			t.Errorf("%s: %q, want %q", k, got.Texts[k], want)
+		}
+	}
+	if !strings.Contains(got.Absent, "cuda: not on the machine of its latest run (1 case unavailable): libcudart.so.12") {
+		t.Errorf("cuda is not collapsed to its reason: %q", got.Absent)
+	}
+	if !strings.Contains(got.Mismatches, "cpu\ttest_dft\tDFT\toutput y[17]: got 1.2301, want 1.2345, |error| 0.0044 > allowed 0.0012") {
+		t.Errorf("mismatches: %q", got.Mismatches)
+	}
+	if len(got.Failures) != 2 || !strings.HasPrefix(got.Failures[0], "not-supported\t2\tcpu\tBitShift\t"+refused) {
+		t.Errorf("failures: %q", got.Failures)
+	}
+	screenshot(t, tb, "scoreboard.png", false)
 	tb.check(t)
 }

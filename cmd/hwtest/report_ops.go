@@ -183,7 +183,7 @@ func (r opsReport) writeText(w io.Writer) error {
 	}
 	tw.Flush()
 	for _, a := range r.Absent {
-		bw.printf("%s: not on the machine of its latest run (%d cases unavailable): %s\n", a.Target, a.Cases, oneLine(strings.Join(a.Reasons, "; ")))
+		bw.printf("%s: not on the machine of its latest run (%s unavailable): %s\n", a.Target, result.Plural(a.Cases, "case"), oneLine(strings.Join(a.Reasons, "; ")))
 	}
 
 	bw.printf("\n## Per operator\n\n")
