@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,8 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hwtest/hwtest/conformance"
 	"github.com/hwtest/hwtest/diagnose"
+	"github.com/hwtest/hwtest/history"
 	"github.com/hwtest/hwtest/onnx"
+	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/runtime"
 	"github.com/hwtest/hwtest/spec"
 	"github.com/hwtest/hwtest/zoo"
@@ -30,11 +32,15 @@ func newCheckCmd(g *Globals, runF func(*CheckOptions) error) *cobra.Command {
 	opts := &CheckOptions{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "check MODEL",
-		Short: "Predict which targets can run every operator of a model, before running it",
+		Short: "Predict which targets can run every operator of a model, before running it: from the EPs' documented tables and from ONNX's conformance cases measured on each target",
 		Long: "MODEL is a catalog id, a zoo:NAME or a path to an .onnx file. The model's\n" +
-			"operators are read from the file and compared with each execution provider's\n" +
-			"documented operator support; the prediction is then set against what the latest\n" +
-			"run (reports/latest/matrix.json) saw, when it has the model.",
+			"operators are read from the file and compared, per hardware.yaml target, with\n" +
+			"the execution provider's documented operator table, and with the operator's\n" +
+			"measured support on that target: the conformance scoreboard's cases (`hwtest\n" +
+			"conformance`; see `hwtest report --ops`). Both predictions are then set against\n" +
+			"the model's cells in the current matrix (the history's, else\n" +
+			"reports/latest/matrix.json), cell by cell, with how often each matched and the\n" +
+			"disagreements; the output states what \"matched\" means.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Model = args[0]
@@ -49,11 +55,41 @@ func newCheckCmd(g *Globals, runF func(*CheckOptions) error) *cobra.Command {
 	return cmd
 }
 
-// checkResult is one target's prediction, next to what the last run saw there.
+// checkResult is one target's predictions, next to what the last run saw there.
 type checkResult struct {
 	Target string `json:"target"`
 	diagnose.Prediction
-	Observed string `json:"observed,omitempty"` // the cell's status in reports/latest; "" when not run
+	// Measured is the model's support from the conformance scoreboard; nil with
+	// --provider or without a scoreboard.
+	Measured *diagnose.Measured `json:"measured,omitempty"`
+	Observed string             `json:"observed,omitempty"` // the cell's status in the current matrix; "" when not run
+	// DocumentedOutcome is the documented table's prediction as an outcome
+	// (diagnose.MatchRule); "" when it has none.
+	DocumentedOutcome string `json:"documented_outcome,omitempty"`
+	// DocumentedMatch and MeasuredMatch say whether each prediction matched the
+	// cell; absent when the cell observed nothing (not run, or unavailable).
+	DocumentedMatch *bool `json:"documented_match,omitempty"`
+	MeasuredMatch   *bool `json:"measured_match,omitempty"`
+}
+
+// checkReport is all `hwtest check` says of a model; --json prints it.
+type checkReport struct {
+	Model     string        `json:"model"`
+	Operators int           `json:"operators"` // operator types
+	Nodes     int           `json:"nodes"`
+	Targets   []checkResult `json:"targets"`
+	// Scoreboard says where the measured column comes from, or why it is empty.
+	Scoreboard string         `json:"scoreboard"`
+	Accuracy   *checkAccuracy `json:"accuracy,omitempty"` // without --provider
+}
+
+// checkAccuracy is how often each prediction matched the matrix's observed cells.
+type checkAccuracy struct {
+	Rule          string   `json:"rule"`
+	Cells         int      `json:"cells"`      // the model's cells that observed something
+	Documented    int      `json:"documented"` // of those, where the documented table matched
+	Measured      int      `json:"measured"`   // where measured support matched
+	Disagreements []string `json:"disagreements"`
 }
 
 func checkRun(opts *CheckOptions) error {
@@ -66,35 +102,175 @@ func checkRun(opts *CheckOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", model, err)
 	}
-	var results []checkResult
+	r := checkReport{Model: model, Operators: len(s.Ops), Nodes: sumOps(s.Ops)}
 	if len(opts.Providers) > 0 {
+		r.Scoreboard = "not used with --provider: the scoreboard is per target"
 		for _, p := range opts.Providers {
-			results = append(results, checkResult{Prediction: diagnose.Predict(s.Ops, p)})
+			r.Targets = append(r.Targets, checkResult{Prediction: diagnose.Predict(s.Ops, p)})
 		}
 	} else {
-		// One row per hardware.yaml target, predicted from the EP it runs nodes on.
+		// One row per hardware.yaml target, predicted from the EP it runs nodes on
+		// and from the operators' conformance cases on the target.
 		c, err := opts.loadCatalogs()
 		if err != nil {
 			return err
 		}
+		board, about := checkScoreboard(opts.Globals)
+		r.Scoreboard = about
 		observed := latestStatuses(opts.Globals, id)
+		acc := checkAccuracy{Rule: diagnose.MatchRule, Disagreements: []string{}}
 		for _, t := range c.Targets {
 			ep := spec.TargetOf(t).EP()
-			results = append(results, checkResult{Target: t.ID, Prediction: diagnose.Predict(s.Ops, ep), Observed: observed[t.ID]})
+			cr := checkResult{Target: t.ID, Prediction: diagnose.Predict(s.Ops, ep), Observed: observed[t.ID]}
+			cr.DocumentedOutcome = cr.Prediction.Documented()
+			if board != nil {
+				m := diagnose.Measure(s.Ops, *board, t.ID)
+				cr.Measured = &m
+			}
+			if diagnose.Observed(result.Status(cr.Observed)) {
+				acc.Cells++
+				status := result.Status(cr.Observed)
+				doc := diagnose.Matches(cr.DocumentedOutcome, status)
+				cr.DocumentedMatch = &doc
+				measuredOutcome := ""
+				if cr.Measured != nil {
+					measuredOutcome = cr.Measured.Outcome
+				}
+				meas := diagnose.Matches(measuredOutcome, status)
+				cr.MeasuredMatch = &meas
+				if doc {
+					acc.Documented++
+				} else {
+					acc.Disagreements = append(acc.Disagreements, fmt.Sprintf("%s: documented table predicted %s, observed %s", t.ID, orNone(cr.DocumentedOutcome), status))
+				}
+				if meas {
+					acc.Measured++
+				} else {
+					acc.Disagreements = append(acc.Disagreements, fmt.Sprintf("%s: measured support predicted %s, observed %s", t.ID, orNone(measuredOutcome), status))
+				}
+			}
+			r.Targets = append(r.Targets, cr)
 		}
+		r.Accuracy = &acc
 	}
 	if opts.JSON {
-		e := json.NewEncoder(opts.Stdout)
-		e.SetIndent("", "  ")
-		return e.Encode(results)
+		return writeJSON(opts.Stdout, r)
 	}
-	fmt.Fprintf(opts.Stdout, "%s: %d operator types, %d nodes\n", model, len(s.Ops), sumOps(s.Ops))
-	tw := tabwriter.NewWriter(opts.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TARGET\tPREDICTION\tLAST RUN")
-	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", dash(r.Target), r.Prediction, dash(r.Observed))
+	return r.writeText(opts.Stdout)
+}
+
+func orNone(outcome string) string {
+	if outcome == "" {
+		return "nothing (no prediction)"
 	}
-	return tw.Flush()
+	return outcome
+}
+
+// checkScoreboard is the history's conformance scoreboard in the catalog's target
+// order, and a line saying where it comes from; nil (with why) when there is none.
+func checkScoreboard(g *Globals) (*conformance.Board, string) {
+	ctx := context.Background()
+	quiet := *g
+	quiet.Stderr = io.Discard
+	db, err := quiet.openHistory(ctx, history.ReadOnly)
+	if err != nil {
+		return nil, fmt.Sprintf("no measured support: %v; %v", err, errNoConformance)
+	}
+	defer db.Close()
+	sb, err := readScoreboard(ctx, &quiet, db, nil)
+	if err != nil {
+		return nil, "no measured support: " + err.Error()
+	}
+	var runs []string
+	for _, t := range sb.Board.Targets {
+		run := sb.Runs[t]
+		runs = append(runs, fmt.Sprintf("%s: %s (%s)", t, run.RunID, run.Finished.UTC().Format("2006-01-02 15:04 UTC")))
+	}
+	return &sb.Board, fmt.Sprintf("ONNX's conformance cases within %s; each target's latest conformance run that had it: %s",
+		conformance.ToleranceText, strings.Join(runs, ", "))
+}
+
+func (r checkReport) writeText(w io.Writer) error {
+	bw := &errWriter{w: w}
+	bw.printf("%s: %d operator types, %d nodes\n\n", r.Model, r.Operators, r.Nodes)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	if r.Accuracy == nil {
+		fmt.Fprintln(tw, "PROVIDER\tDOCUMENTED TABLE")
+		for _, t := range r.Targets {
+			fmt.Fprintf(tw, "%s\t%s\n", t.Provider, t.Prediction)
+		}
+		tw.Flush()
+		return bw.err
+	}
+	// The documented table's line is the longest: last.
+	fmt.Fprintln(tw, "TARGET\tLAST RUN\tMEASURED SUPPORT\tDOCUMENTED TABLE")
+	for _, t := range r.Targets {
+		measured := "–"
+		if t.Measured != nil {
+			measured = t.Measured.Verdict
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Target, dash(t.Observed), measured, t.Prediction)
+	}
+	tw.Flush()
+
+	bw.printf("\nMeasured support: %s.\n", r.Scoreboard)
+	for _, t := range r.Targets {
+		if t.Measured == nil {
+			continue
+		}
+		var lines []string
+		for _, op := range t.Measured.Ops {
+			if op.Support == conformance.Supported || op.Support == conformance.Unmeasured {
+				continue // the verdict names unmeasured operators
+			}
+			line := fmt.Sprintf("  %s: %s", op.Op, op.Support)
+			if op.Cell != "" {
+				line += " (" + op.Cell + ")"
+			}
+			lines = append(lines, line)
+			for _, f := range op.Failing {
+				lines = append(lines, "    "+f)
+			}
+		}
+		if len(lines) > 0 {
+			bw.printf("%s:\n%s\n", t.Target, strings.Join(lines, "\n"))
+		}
+	}
+
+	a := r.Accuracy
+	bw.printf("\nPredicted vs observed, per cell of the current matrix. Matched means: %s\n", a.Rule)
+	if a.Cells == 0 {
+		bw.printf("The matrix has no observed cell of %s: nothing to compare (`hwtest run --model ID` runs it).\n", r.Model)
+		return bw.err
+	}
+	tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TARGET\tOBSERVED\tDOCUMENTED\tMEASURED")
+	for _, t := range r.Targets {
+		if t.DocumentedMatch == nil {
+			continue
+		}
+		measured := ""
+		if t.Measured != nil {
+			measured = t.Measured.Outcome
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s %s\n", t.Target, t.Observed, dash(t.DocumentedOutcome), mark(*t.DocumentedMatch), dash(measured), mark(*t.MeasuredMatch))
+	}
+	tw.Flush()
+	bw.printf("\nDocumented tables matched the matrix in %d of %s; measured support in %d of %d.\n", a.Documented, result.Plural(a.Cells, "cell"), a.Measured, a.Cells)
+	if len(a.Disagreements) > 0 {
+		bw.printf("Disagreements:\n")
+		for _, d := range a.Disagreements {
+			bw.printf("- %s\n", d)
+		}
+	}
+	return bw.err
+}
+
+func mark(matched bool) string {
+	if matched {
+		return "✓"
+	}
+	return "✗"
 }
 
 // checkModelBytes reads the model a user named: catalog id, zoo:NAME or a file.

@@ -1,0 +1,95 @@
+package diagnose
+
+import (
+	"testing"
+
+	"github.com/hwtest/hwtest/conformance"
+	"github.com/hwtest/hwtest/result"
+)
+
+// A board of fixture cases (for the logic, not results): Add passes on cpu and
+// half passes on webgpu, Adam is refused everywhere, Mul has no case.
+func measuredBoard() conformance.Board {
+	c := func(name, op, target, status, msg string) result.OpCaseReport {
+		return result.OpCaseReport{Case: name, Op: op, Target: target, Status: status, Error: msg}
+	}
+	mm := c("test_add_bcast", "Add", "webgpu", result.CaseMismatch, "")
+	mm.Worst = &result.Deviation{Output: "sum", Index: 7, Got: 0.5, Want: 0.25, AbsErr: 0.25, Allowed: 2.5e-4}
+	return conformance.Summarise([]result.OpCaseReport{
+		c("test_add", "Add", "cpu", result.CasePass, ""), c("test_add_bcast", "Add", "cpu", result.CasePass, ""),
+		c("test_add", "Add", "webgpu", result.CasePass, ""), mm,
+		c("test_relu", "Relu", "cpu", result.CasePass, ""), c("test_relu", "Relu", "webgpu", result.CasePass, ""),
+		c("test_adam", "Adam", "cpu", result.CaseNotSupported, "Fatal error: Adam(-1) is not a registered function/op"),
+		c("test_adam", "Adam", "webgpu", result.CaseNotSupported, "no kernel\nfor Adam"),
+		c("test_add", "Add", "cuda", result.CaseUnavailable, "no libcudart"),
+	}, []string{"cpu", "cuda", "webgpu"})
+}
+
+func TestMeasure(t *testing.T) {
+	b := measuredBoard()
+	for _, tc := range []struct {
+		ops             map[string]int
+		target          string
+		outcome         string
+		verdict         string
+		failing         []string // of the model's first operator
+		firstOpSupports conformance.Support
+	}{
+		{map[string]int{"Add": 3, "Relu": 1}, "cpu", OutcomeRuns, "should run: every case of its operators passed", nil, conformance.Supported},
+		{map[string]int{"Add": 3, "Relu": 1}, "webgpu", OutcomeRuns, "should run; some cases of Add failed",
+			[]string{"test_add_bcast: mismatch, output sum[7]: got 0.5, want 0.25, |error| 0.25 > allowed 0.00025"}, conformance.Partly},
+		{map[string]int{"Adam": 1, "Add": 1}, "webgpu", OutcomeFails, "fails: no case of Adam passed; some cases of Add failed",
+			[]string{"test_adam: not supported: no kernel for Adam"}, conformance.Unsupported},
+		{map[string]int{"Add": 1, "Mul": 1}, "cpu", "", "unmeasured: no case of Mul ran on cpu", nil, conformance.Supported},
+		{map[string]int{"Adam": 1, "Mul": 1}, "cpu", OutcomeFails, "fails: no case of Adam passed",
+			[]string{"test_adam: not supported: Fatal error: Adam(-1) is not a registered function/op"}, conformance.Unsupported},
+		{map[string]int{"Add": 1}, "cuda", "", "unmeasured: no conformance case ran on cuda", nil, conformance.Unmeasured},
+	} {
+		m := Measure(tc.ops, b, tc.target)
+		if m.Outcome != tc.outcome || m.Verdict != tc.verdict {
+			t.Errorf("%v on %s: %q %q, want %q %q", tc.ops, tc.target, m.Outcome, m.Verdict, tc.outcome, tc.verdict)
+		}
+		if len(m.Ops) != len(tc.ops) || m.Ops[0].Support != tc.firstOpSupports || len(m.Ops[0].Failing) != len(tc.failing) ||
+			(len(tc.failing) > 0 && m.Ops[0].Failing[0] != tc.failing[0]) {
+			t.Errorf("%v on %s: ops %+v", tc.ops, tc.target, m.Ops)
+		}
+	}
+}
+
+// What "matched" means, cell by cell.
+func TestMatches(t *testing.T) {
+	for _, tc := range []struct {
+		outcome string
+		status  result.Status
+		want    bool
+	}{
+		{OutcomePass, result.StatusPass, true},
+		{OutcomePass, result.StatusPartial, false},
+		{OutcomePartial, result.StatusPartial, true},
+		{OutcomePartial, result.StatusPass, false},
+		{OutcomeRuns, result.StatusPass, true},
+		{OutcomeRuns, result.StatusPartial, true},
+		{OutcomeRuns, result.StatusMismatch, false},
+		{OutcomeFails, result.StatusMismatch, true},
+		{OutcomeFails, result.StatusError, true},
+		{OutcomeFails, result.StatusExpectedFail, true},
+		{OutcomeFails, result.StatusPass, false},
+		{"", result.StatusPass, false},
+		{"", result.StatusError, false},
+	} {
+		if got := Matches(tc.outcome, tc.status); got != tc.want {
+			t.Errorf("%q vs %s: %v", tc.outcome, tc.status, got)
+		}
+	}
+	if Observed(result.StatusUnavailable) || Observed("") || !Observed(result.StatusExpectedFail) {
+		t.Error("an unavailable cell, or none, observed something")
+	}
+	// The documented table's outcome: CPU (reference) and a full table predict pass,
+	// a table missing an operator partial, no table nothing.
+	for provider, want := range map[string]string{"CPUExecutionProvider": OutcomePass, "WebNNExecutionProvider": OutcomePass,
+		"CoreMLExecutionProvider": OutcomePartial, "CUDAExecutionProvider": ""} {
+		if got := Predict(map[string]int{"Add": 1, "Einsum": 1}, provider).Documented(); got != want {
+			t.Errorf("%s: %q, want %q", provider, got, want)
+		}
+	}
+}
