@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/conformance"
 	"github.com/hwtest/hwtest/diagnose"
 	"github.com/hwtest/hwtest/history"
@@ -24,6 +26,7 @@ import (
 type CheckOptions struct {
 	*Globals
 	Model     string // catalog id, zoo:NAME or .onnx path
+	All       bool   // every catalog model the current matrix has
 	Providers []string
 	JSON      bool
 }
@@ -31,7 +34,7 @@ type CheckOptions struct {
 func newCheckCmd(g *Globals, runF func(*CheckOptions) error) *cobra.Command {
 	opts := &CheckOptions{Globals: g}
 	cmd := &cobra.Command{
-		Use:   "check MODEL",
+		Use:   "check MODEL | --all",
 		Short: "Predict which targets can run every operator of a model, before running it: from the EPs' documented tables and from ONNX's conformance cases measured on each target",
 		Long: "MODEL is a catalog id, a zoo:NAME or a path to an .onnx file. The model's\n" +
 			"operators are read from the file and compared, per hardware.yaml target, with\n" +
@@ -40,16 +43,32 @@ func newCheckCmd(g *Globals, runF func(*CheckOptions) error) *cobra.Command {
 			"conformance`; see `hwtest report --ops`). Both predictions are then set against\n" +
 			"the model's cells in the current matrix (the history's, else\n" +
 			"reports/latest/matrix.json), cell by cell, with how often each matched and the\n" +
-			"disagreements; the output states what \"matched\" means.",
-		Args: cobra.ExactArgs(1),
+			"disagreements; the output states what \"matched\" means. --all does it for\n" +
+			"every catalog model the current matrix has cells of: how often each prediction\n" +
+			"matched over all of them.",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			opts.Model = args[0]
+			switch {
+			case opts.All && len(args) > 0:
+				return errors.New("MODEL or --all: choose one")
+			case !opts.All && len(args) == 0:
+				return errors.New("check needs a MODEL (a catalog id, zoo:NAME or .onnx file), or --all")
+			case opts.All && len(opts.Providers) > 0:
+				return errors.New("--all sets predictions against the matrix's targets: drop --provider")
+			}
+			if len(args) > 0 {
+				opts.Model = args[0]
+			}
 			if runF != nil {
 				return runF(opts)
+			}
+			if opts.All {
+				return checkAll(opts)
 			}
 			return checkRun(opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.All, "all", false, "every catalog model the current matrix has: predicted vs observed over all their cells")
 	cmd.Flags().StringSliceVar(&opts.Providers, "provider", nil, "predict for these EP names instead of hardware.yaml's targets (repeatable)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
@@ -109,54 +128,61 @@ func checkRun(opts *CheckOptions) error {
 			r.Targets = append(r.Targets, checkResult{Prediction: diagnose.Predict(s.Ops, p)})
 		}
 	} else {
-		// One row per hardware.yaml target, predicted from the EP it runs nodes on
-		// and from the operators' conformance cases on the target.
 		c, err := opts.loadCatalogs()
 		if err != nil {
 			return err
 		}
 		board, about := checkScoreboard(opts.Globals)
 		r.Scoreboard = about
-		observed := latestStatuses(opts.Globals, id)
 		acc := checkAccuracy{Rule: diagnose.MatchRule, Disagreements: []string{}}
-		for _, t := range c.Targets {
-			ep := spec.TargetOf(t).EP()
-			cr := checkResult{Target: t.ID, Prediction: diagnose.Predict(s.Ops, ep), Observed: observed[t.ID]}
-			cr.DocumentedOutcome = cr.Prediction.Documented()
-			if board != nil {
-				m := diagnose.Measure(s.Ops, *board, t.ID)
-				cr.Measured = &m
-			}
-			if diagnose.Observed(result.Status(cr.Observed)) {
-				acc.Cells++
-				status := result.Status(cr.Observed)
-				doc := diagnose.Matches(cr.DocumentedOutcome, status)
-				cr.DocumentedMatch = &doc
-				measuredOutcome := ""
-				if cr.Measured != nil {
-					measuredOutcome = cr.Measured.Outcome
-				}
-				meas := diagnose.Matches(measuredOutcome, status)
-				cr.MeasuredMatch = &meas
-				if doc {
-					acc.Documented++
-				} else {
-					acc.Disagreements = append(acc.Disagreements, fmt.Sprintf("%s: documented table predicted %s, observed %s", t.ID, orNone(cr.DocumentedOutcome), status))
-				}
-				if meas {
-					acc.Measured++
-				} else {
-					acc.Disagreements = append(acc.Disagreements, fmt.Sprintf("%s: measured support predicted %s, observed %s", t.ID, orNone(measuredOutcome), status))
-				}
-			}
-			r.Targets = append(r.Targets, cr)
+		var observed map[string]string
+		if id != "" {
+			observed = latestStatuses(opts.Globals)[id]
 		}
+		r.Targets = predictTargets(s.Ops, c.Targets, board, observed, "", &acc)
 		r.Accuracy = &acc
 	}
 	if opts.JSON {
 		return writeJSON(opts.Stdout, r)
 	}
 	return r.writeText(opts.Stdout)
+}
+
+// predictTargets predicts the model (its operator counts) on each hardware.yaml
+// target, from the EP it runs nodes on and from the operators' conformance cases on
+// the target (board; nil: none), and sets both against the observed statuses,
+// adding to acc. who prefixes its disagreements ("" for one model).
+func predictTargets(ops map[string]int, targets []catalog.Target, board *conformance.Board, observed map[string]string, who string, acc *checkAccuracy) []checkResult {
+	var out []checkResult
+	for _, t := range targets {
+		ep := spec.TargetOf(t).EP()
+		cr := checkResult{Target: t.ID, Prediction: diagnose.Predict(ops, ep), Observed: observed[t.ID]}
+		cr.DocumentedOutcome = cr.Prediction.Documented()
+		measuredOutcome := ""
+		if board != nil {
+			m := diagnose.Measure(ops, *board, t.ID)
+			cr.Measured = &m
+			measuredOutcome = m.Outcome
+		}
+		status := result.Status(cr.Observed)
+		if diagnose.Observed(status) {
+			acc.Cells++
+			doc, meas := diagnose.Matches(cr.DocumentedOutcome, status), diagnose.Matches(measuredOutcome, status)
+			cr.DocumentedMatch, cr.MeasuredMatch = &doc, &meas
+			if doc {
+				acc.Documented++
+			} else {
+				acc.Disagreements = append(acc.Disagreements, fmt.Sprintf("%s%s: documented table predicted %s, observed %s", who, t.ID, orNone(cr.DocumentedOutcome), status))
+			}
+			if meas {
+				acc.Measured++
+			} else {
+				acc.Disagreements = append(acc.Disagreements, fmt.Sprintf("%s%s: measured support predicted %s, observed %s", who, t.ID, orNone(measuredOutcome), status))
+			}
+		}
+		out = append(out, cr)
+	}
+	return out
 }
 
 func orNone(outcome string) string {
@@ -266,6 +292,81 @@ func (r checkReport) writeText(w io.Writer) error {
 	return bw.err
 }
 
+// checkAllReport is `check --all`: every catalog model with cells in the current
+// matrix, predicted and observed.
+type checkAllReport struct {
+	Scoreboard string        `json:"scoreboard"`
+	Accuracy   checkAccuracy `json:"accuracy"`
+	Models     []checkReport `json:"models"`
+	// NotChecked are models with cells whose file is not here: "id: why".
+	NotChecked []string `json:"not_checked"`
+}
+
+func checkAll(opts *CheckOptions) error {
+	c, err := opts.loadCatalogs()
+	if err != nil {
+		return err
+	}
+	observed := latestStatuses(opts.Globals)
+	board, about := checkScoreboard(opts.Globals)
+	r := checkAllReport{Scoreboard: about, Accuracy: checkAccuracy{Rule: diagnose.MatchRule, Disagreements: []string{}}, NotChecked: []string{}}
+	for _, m := range c.Models {
+		if len(observed[m.ID]) == 0 {
+			continue
+		}
+		data, _, err := checkModelBytes(opts, m.ID)
+		var s *onnx.Summary
+		if err == nil {
+			s, err = onnx.Inspect(data)
+		}
+		if err != nil {
+			r.NotChecked = append(r.NotChecked, fmt.Sprintf("%s: %v", m.ID, err))
+			continue
+		}
+		mr := checkReport{Model: m.ID, Operators: len(s.Ops), Nodes: sumOps(s.Ops)}
+		mr.Targets = predictTargets(s.Ops, c.Targets, board, observed[m.ID], m.ID+" on ", &r.Accuracy)
+		r.Models = append(r.Models, mr)
+	}
+	if opts.JSON {
+		return writeJSON(opts.Stdout, r)
+	}
+	bw := &errWriter{w: opts.Stdout}
+	a := r.Accuracy
+	bw.printf("Predicted vs observed, per cell of the current matrix: %s, %s observed. Matched means: %s\n\n",
+		result.Plural(len(r.Models), "model"), result.Plural(a.Cells, "cell"), a.Rule)
+	bw.printf("Measured support: %s.\n\n", r.Scoreboard)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tTARGET\tOBSERVED\tDOCUMENTED\tMEASURED\tMEASURED SUPPORT")
+	for _, m := range r.Models {
+		for _, t := range m.Targets {
+			if t.DocumentedMatch == nil {
+				continue
+			}
+			outcome, verdict := "", "–"
+			if t.Measured != nil {
+				outcome, verdict = t.Measured.Outcome, t.Measured.Verdict
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s %s\t%s\n", m.Model, t.Target, t.Observed, dash(t.DocumentedOutcome), mark(*t.DocumentedMatch),
+				dash(outcome), mark(*t.MeasuredMatch), verdict)
+		}
+	}
+	tw.Flush()
+	bw.printf("\nDocumented tables matched the matrix in %d of %s; measured support in %d of %d.\n", a.Documented, result.Plural(a.Cells, "cell"), a.Measured, a.Cells)
+	if len(a.Disagreements) > 0 {
+		bw.printf("Disagreements:\n")
+		for _, d := range a.Disagreements {
+			bw.printf("- %s\n", d)
+		}
+	}
+	if len(r.NotChecked) > 0 {
+		bw.printf("Not checked (the model's file is not here):\n")
+		for _, n := range r.NotChecked {
+			bw.printf("- %s\n", n)
+		}
+	}
+	return bw.err
+}
+
 func mark(matched bool) string {
 	if matched {
 		return "✓"
@@ -299,11 +400,11 @@ func checkModelBytes(opts *CheckOptions, model string) (data []byte, id string, 
 	return data, m.ID, err
 }
 
-// latestStatuses maps each target id to the status the model's latest result there
-// has (the history's current matrix).
-func latestStatuses(g *Globals, model string) map[string]string {
-	out := map[string]string{}
-	if model == "" || g.resolveRoot() != nil {
+// latestStatuses maps each model and target to the status of its latest result
+// (the history's current matrix, else reports/latest); empty without either.
+func latestStatuses(g *Globals) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	if g.resolveRoot() != nil {
 		return out
 	}
 	quiet := *g
@@ -313,9 +414,10 @@ func latestStatuses(g *Globals, model string) map[string]string {
 		return out
 	}
 	for _, cell := range m.Cells {
-		if cell.Model == model {
-			out[cell.Target] = string(cell.Status)
+		if out[cell.Model] == nil {
+			out[cell.Model] = map[string]string{}
 		}
+		out[cell.Model][cell.Target] = string(cell.Status)
 	}
 	return out
 }

@@ -146,3 +146,37 @@ func envDB(t *testing.T) string {
 	}
 	return db
 }
+
+// `check --all`: every catalog model with cells, over all their observed cells.
+// silero-vad-v6's cpu cell is the recorded run with a broken ONNX Runtime library:
+// an error neither prediction foresaw.
+func TestCheckAll(t *testing.T) {
+	recordedHistory(t)
+	sileroScoreboard(t, envDB(t))
+	code, out, stderr := hwtest("check", "--root", "../..", "--all")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^Predicted vs observed, per cell of the current matrix: 2 models, 6 cells observed\. Matched means: documented`),
+		regexp.MustCompile(`(?m)^silero-vad-v5 +webgpu-native +mismatch +- ✗ +fails ✓ +fails: no case of LSTM passed$`),
+		regexp.MustCompile(`(?m)^silero-vad-v6 +cpu +error +pass ✗ +runs ✗ +should run: every case of its operators passed$`),
+		regexp.MustCompile(`(?m)^Documented tables matched the matrix in 3 of 6 cells; measured support in 5 of 6\.$`),
+		regexp.MustCompile(`(?m)^- silero-vad-v6 on cpu: measured support predicted runs, observed error$`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("no match for %s in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "qnn") && regexp.MustCompile(`(?m)^silero-vad-v\d +qnn`).MatchString(out) {
+		t.Errorf("an unavailable cell is in the comparison:\n%s", out)
+	}
+	code, out, _ = hwtest("check", "--root", "../..", "--all", "--json")
+	var r checkAllReport
+	if err := json.Unmarshal([]byte(out), &r); code != ExitOK || err != nil {
+		t.Fatalf("--json: exit %d, %v\n%s", code, err, out)
+	}
+	if len(r.Models) != 2 || r.Accuracy.Cells != 6 || r.Accuracy.Documented != 3 || r.Accuracy.Measured != 5 || len(r.Accuracy.Disagreements) != 4 {
+		t.Errorf("models %d, accuracy %+v", len(r.Models), r.Accuracy)
+	}
+}

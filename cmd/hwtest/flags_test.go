@@ -129,8 +129,11 @@ func TestNewCmdCheck(t *testing.T) {
 		{name: "catalog id", args: "check silero-vad-v5", want: CheckOptions{Model: "silero-vad-v5"}},
 		{name: "providers", args: "check zoo:tiny-bert --provider CUDAExecutionProvider --provider WebGPU --json",
 			want: CheckOptions{Model: "zoo:tiny-bert", Providers: []string{"CUDAExecutionProvider", "WebGPU"}, JSON: true}},
-		{name: "no model", args: "check", wantErr: "accepts 1 arg(s), received 0"},
-		{name: "two models", args: "check a b", wantErr: "accepts 1 arg(s), received 2"},
+		{name: "no model", args: "check", wantErr: "check needs a MODEL (a catalog id, zoo:NAME or .onnx file), or --all"},
+		{name: "two models", args: "check a b", wantErr: "accepts at most 1 arg(s), received 2"},
+		{name: "all", args: "check --all --json", want: CheckOptions{All: true, JSON: true}},
+		{name: "all and a model", args: "check --all vad", wantErr: "MODEL or --all: choose one"},
+		{name: "all and providers", args: "check --all --provider coreml", wantErr: "--all sets predictions against the matrix's targets: drop --provider"},
 	}, newCheckCmd)
 }
 
