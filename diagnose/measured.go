@@ -38,6 +38,7 @@ type MeasuredOp struct {
 	// Failing are its cases that did not pass: the runtime's exact error, or a
 	// mismatch's worst element.
 	Failing []string `json:"failing,omitempty"`
+	Note    string   `json:"note,omitempty"` // why an unmeasured operator does not matter
 }
 
 // Measure reads the model's operators (onnx.Inspect's Ops) off the board's column
@@ -60,6 +61,13 @@ func Measure(opCounts map[string]int, b conformance.Board, target string) Measur
 				mo.Failing = append(mo.Failing, c.Case+": not supported: "+strings.Join(strings.Fields(c.Error), " "))
 			}
 		}
+		if note, ok := alwaysPlaced[op]; ok && mo.Support == conformance.Unmeasured {
+			// ONNX Runtime needs no kernel for it: its cases (test_constant has no
+			// input, which hwtest cannot feed) are not needed for a verdict.
+			mo.Note = note + ": needs no kernel"
+			m.Ops = append(m.Ops, mo)
+			continue
+		}
 		switch mo.Support {
 		case conformance.Unsupported:
 			unsupported = append(unsupported, op)
@@ -74,7 +82,7 @@ func Measure(opCounts map[string]int, b conformance.Board, target string) Measur
 	case len(unsupported) > 0:
 		m.Outcome = OutcomeFails
 		m.Verdict = fmt.Sprintf("fails: no case of %s passed", strings.Join(unsupported, ", "))
-	case len(unmeasured) == len(opCounts) && len(opCounts) > 0:
+	case b.ByTarget[target].Ran() == 0:
 		m.Verdict = "unmeasured: no conformance case ran on " + target
 	case len(unmeasured) > 0:
 		m.Verdict = fmt.Sprintf("unmeasured: no case of %s ran on %s", strings.Join(unmeasured, ", "), target)
@@ -105,7 +113,7 @@ func (p Prediction) Documented() string {
 }
 
 // MatchRule says what "matched" means, as `hwtest check` prints it.
-const MatchRule = `documented "pass" (every operator in the EP's table) = the cell is pass; documented "partial" (some operators fall back to the CPU) = partial; measured "runs" (no operator whose cases all fail, none unmeasured) = pass or partial; measured "fails" (an operator none of whose cases passed) = mismatch, error or expected-fail. No prediction (no table, an operator never measured) does not match. Unavailable cells are not counted: nothing was observed.`
+const MatchRule = `documented "pass" (every operator in the EP's table) = the cell is pass; documented "partial" (some operators fall back to the CPU) = partial; measured "runs" (no operator whose cases all fail, none unmeasured but Constant, which ONNX Runtime folds) = pass or partial; measured "fails" (an operator none of whose cases passed) = mismatch, error or expected-fail. No prediction (no table, an operator never measured) does not match. Unavailable cells are not counted: nothing was observed.`
 
 // Observed reports whether a cell's status is an observation: an unavailable
 // target saw nothing.

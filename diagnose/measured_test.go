@@ -44,6 +44,9 @@ func TestMeasure(t *testing.T) {
 		{map[string]int{"Adam": 1, "Mul": 1}, "cpu", OutcomeFails, "fails: no case of Adam passed",
 			[]string{"test_adam: not supported: Fatal error: Adam(-1) is not a registered function/op"}, conformance.Unsupported},
 		{map[string]int{"Add": 1}, "cuda", "", "unmeasured: no conformance case ran on cuda", nil, conformance.Unmeasured},
+		{map[string]int{"Constant": 1, "Mul": 1}, "cuda", "", "unmeasured: no conformance case ran on cuda", nil, conformance.Unmeasured},
+		// Constant is folded before partitioning: unmeasured, it needs no verdict.
+		{map[string]int{"Add": 1, "Constant": 4}, "cpu", OutcomeRuns, "should run: every case of its operators passed", nil, conformance.Supported},
 	} {
 		m := Measure(tc.ops, b, tc.target)
 		if m.Outcome != tc.outcome || m.Verdict != tc.verdict {
