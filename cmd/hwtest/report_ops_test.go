@@ -213,7 +213,7 @@ func TestReportOpsWithoutConformance(t *testing.T) {
 		t.Fatalf("--html: exit %d\n%s%s", code, stdout, stderr)
 	}
 	page, _ := os.ReadFile(out)
-	if !strings.Contains(string(page), "No conformance run in the history yet: <code>hwtest conformance</code>") {
+	if !strings.Contains(string(page), "No conformance scoreboard in this report: the history has no conformance run") {
 		t.Error("the page's scoreboard section does not say how to fill it")
 	}
 	if code, _, stderr := hwtest("report", "--root", "../..", "--html", "--ops", "--out", out); code != ExitError || !strings.Contains(stderr, "hwtest conformance") {
