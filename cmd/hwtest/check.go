@@ -221,11 +221,9 @@ func (r checkReport) writeText(w io.Writer) error {
 	bw.printf("%s: %d operator types, %d nodes\n\n", r.Model, r.Operators, r.Nodes)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	if r.Accuracy == nil {
-		fmt.Fprintln(tw, "PROVIDER\tDOCUMENTED TABLE")
-		for _, t := range r.Targets {
-			fmt.Fprintf(tw, "%s\t%s\n", t.Provider, t.Prediction)
+		for _, t := range r.Targets { // --provider: the documented tables only
+			bw.printf("%s\n", t.Prediction)
 		}
-		tw.Flush()
 		return bw.err
 	}
 	// The documented table's line is the longest: last.

@@ -136,6 +136,12 @@ func TestCheckWithoutScoreboard(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^cpu +- +– +CPUExecutionProvider: should run$`).MatchString(out) {
 		t.Errorf("cpu's row:\n%s", out)
 	}
+	// --provider: the documented tables alone (the scoreboard is per target).
+	code, out, stderr = hwtest("check", "--root", "../..", "zoo:tiny-bert", "--provider", "coreml")
+	if code != ExitOK || !regexp.MustCompile(`(?m)^CoreMLExecutionProvider: partial: 1 operator falls back to CPU \(Gather; 4 of 87 nodes\)`).MatchString(out) ||
+		strings.Contains(out, "MEASURED") {
+		t.Errorf("--provider coreml: exit %d\n%s%s", code, out, stderr)
+	}
 }
 
 func envDB(t *testing.T) string {
