@@ -63,7 +63,15 @@ type opsMismatch struct {
 
 type opsFailure struct {
 	conformance.FailureGroup
-	Shown string // the first case names
+	Shown, ShownOps string // the first case and operator names
+}
+
+// firstOf lists the first n names and says how many more there are.
+func firstOf(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s, … (%d more)", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 func opsOf(sb *Scoreboard) *opsSection {
@@ -113,12 +121,7 @@ func opsOf(sb *Scoreboard) *opsSection {
 		s.Mismatches = append(s.Mismatches, opsMismatch{Target: c.Target, Case: c.Case, Op: c.Op, Worst: conformance.WorstText(c.Worst)})
 	}
 	for _, g := range b.Failures() {
-		names := g.Cases
-		shown := strings.Join(names[:min(len(names), maxCaseNames)], ", ")
-		if len(names) > maxCaseNames {
-			shown += fmt.Sprintf(", … (%d more)", len(names)-maxCaseNames)
-		}
-		s.Failures = append(s.Failures, opsFailure{FailureGroup: g, Shown: shown})
+		s.Failures = append(s.Failures, opsFailure{FailureGroup: g, Shown: firstOf(g.Cases, maxCaseNames), ShownOps: firstOf(g.Ops, maxCaseNames)})
 	}
 	return s
 }

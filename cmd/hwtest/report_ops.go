@@ -223,16 +223,18 @@ func (r opsReport) writeText(w io.Writer) error {
 		bw.printf("None.\n")
 	}
 	for _, g := range r.Failures {
-		cases := g.Cases
-		more := ""
-		if len(cases) > maxCaseNames {
-			more = fmt.Sprintf(", … (%d more)", len(cases)-maxCaseNames)
-			cases = cases[:maxCaseNames]
-		}
-		bw.printf("- %s ×%d on %s (%s): %s\n    cases: %s%s\n", g.Status, g.Count, strings.Join(g.Targets, ", "), strings.Join(g.Ops, ", "),
-			oneLine(g.Message), strings.Join(cases, ", "), more)
+		bw.printf("- %s ×%d on %s (%s): %s\n    cases: %s\n", g.Status, g.Count, strings.Join(g.Targets, ", "), firstOf(g.Ops, maxCaseNames),
+			oneLine(g.Message), firstOf(g.Cases, maxCaseNames))
 	}
 	return bw.err
+}
+
+// firstOf lists the first n names and says how many more there are.
+func firstOf(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s, … (%d more)", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 func qualifiedOp(c result.OpCaseReport) string {
