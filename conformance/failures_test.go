@@ -39,7 +39,7 @@ func TestFailuresGroupByExactMessage(t *testing.T) {
 		c("test_b1", "BitShift", "wasm", result.CaseNotSupported, nokernel),
 		c("test_b2", "BitShift", "wasm", result.CaseNotSupported, nokernel),
 		c("test_b1", "BitShift", "cpu", result.CaseNotSupported, nokernel),
-		c("test_p", "Abs", "cpu", result.CaseNotSupported, "no Abs"),
+		c("test_p", "Abs", "cpu", result.CaseNotSupported, "Abs has no kernel"),
 		c("test_s", "Identity", "cpu", result.CaseSkipped, "sequence"),
 		c("test_e", "Add", "cpu", result.CaseError, "crash"),
 		c("test_m2", "Add", "wasm", result.CaseMismatch, ""),
@@ -55,7 +55,7 @@ func TestFailuresGroupByExactMessage(t *testing.T) {
 	}
 	want := []string{
 		"not-supported|" + nokernel + "|cpu,wasm|BitShift|test_b1,test_b2|3",
-		"not-supported|no Abs|cpu|Abs|test_p|1",
+		"not-supported|Abs has no kernel|cpu|Abs|test_p|1",
 		"error|crash|cpu|Add|test_e|1",
 		"skipped|sequence|cpu|Identity|test_s|1",
 		"unavailable|page crashed|wasm|Add|test_u|1", // wasm ran others: not absent
