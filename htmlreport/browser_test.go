@@ -559,7 +559,7 @@ func TestScoreboardInChromium(t *testing.T) {
 			t.Errorf("%s: %q, want %q", k, got.Texts[k], want)
 		}
 	}
-	if !strings.Contains(got.Absent, "cuda: not on the machine of its latest run (1 case unavailable): libcudart.so.12") {
+	if !strings.Contains(got.Absent, "cuda: not on the machine of its latest run (c1 on h; 1 case unavailable): libcudart.so.12") {
 		t.Errorf("cuda is not collapsed to its reason: %q", got.Absent)
 	}
 	if !strings.Contains(got.Mismatches, "cpu\ttest_dft\tDFT\toutput y[17]: got 1.2301, want 1.2345, |error| 0.0044 > allowed 0.0012") {

@@ -36,7 +36,7 @@ const maxCaseNames = 8
 type opsSection struct {
 	Tolerance  string
 	Targets    []opsTarget
-	Absent     []conformance.Absent
+	Absent     []opsAbsent
 	Legend     []legendItem
 	Marks      string
 	Rows       []opsRow
@@ -48,6 +48,11 @@ type opsTarget struct {
 	Target, Run, Finished, Host string
 	Counts                      conformance.Counts
 	Passed                      string // of the cases tried
+}
+
+type opsAbsent struct {
+	conformance.Absent
+	Run, Host string
 }
 
 type opsRow struct {
@@ -79,7 +84,10 @@ func opsOf(sb *Scoreboard) *opsSection {
 		return nil
 	}
 	b := sb.Board
-	s := &opsSection{Tolerance: conformance.ToleranceText, Absent: b.Absent()}
+	s := &opsSection{Tolerance: conformance.ToleranceText}
+	for _, a := range b.Absent() {
+		s.Absent = append(s.Absent, opsAbsent{Absent: a, Run: sb.Runs[a.Target].RunID, Host: sb.Runs[a.Target].Host})
+	}
 	for _, c := range supportColors {
 		s.Legend = append(s.Legend, legendItem{"o-" + string(c.Support), c.Label})
 	}

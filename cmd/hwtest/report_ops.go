@@ -98,7 +98,7 @@ type opsReport struct {
 	// Targets are those that tried at least one case, in the catalog's order.
 	Targets []opsTarget `json:"targets"`
 	// Absent are targets whose every case was unavailable: not on the machine.
-	Absent     []conformance.Absent       `json:"absent"`
+	Absent     []opsAbsent                `json:"absent"`
 	Ops        []opsRow                   `json:"ops"`
 	Mismatches []result.OpCaseReport      `json:"mismatches"`
 	Failures   []conformance.FailureGroup `json:"failures"` // not supported, error, skipped: grouped by exact message
@@ -127,6 +127,13 @@ type opsTarget struct {
 	Counts   opsCounts `json:"counts"`
 }
 
+type opsAbsent struct {
+	conformance.Absent
+	RunID    string    `json:"run_id"`
+	Finished time.Time `json:"finished"`
+	Host     string    `json:"host,omitempty"`
+}
+
 type opsRow struct {
 	Op    string             `json:"op"` // "Op", or "domain:Op" outside ai.onnx
 	Cells map[string]opsCell `json:"cells"`
@@ -140,7 +147,11 @@ type opsCell struct {
 
 func opsReportOf(sb scoreboard) opsReport {
 	b := sb.Board
-	r := opsReport{Tolerance: conformance.ToleranceText, Absent: b.Absent(), Mismatches: b.Mismatches(), Failures: b.Failures()}
+	r := opsReport{Tolerance: conformance.ToleranceText, Mismatches: b.Mismatches(), Failures: b.Failures()}
+	for _, a := range b.Absent() {
+		run := sb.Runs[a.Target]
+		r.Absent = append(r.Absent, opsAbsent{Absent: a, RunID: run.RunID, Finished: run.Finished.UTC(), Host: run.Host})
+	}
 	present := b.Present()
 	for _, t := range present {
 		run := sb.Runs[t]
@@ -183,7 +194,8 @@ func (r opsReport) writeText(w io.Writer) error {
 	}
 	tw.Flush()
 	for _, a := range r.Absent {
-		bw.printf("%s: not on the machine of its latest run (%s unavailable): %s\n", a.Target, result.Plural(a.Cases, "case"), oneLine(strings.Join(a.Reasons, "; ")))
+		bw.printf("%s: not on the machine of its latest run (%s on %s; %s unavailable): %s\n", a.Target, a.RunID, dash(a.Host),
+			result.Plural(a.Cases, "case"), oneLine(strings.Join(a.Reasons, "; ")))
 	}
 
 	bw.printf("\n## Per operator\n\n")

@@ -99,7 +99,7 @@ func TestReportOps(t *testing.T) {
 		// cpu from the laptop's run, webgpu from gpu-box's: catalog order.
 		regexp.MustCompile(`(?m)^cpu +7 +3 +1 +2 +0 +1 +0 +c-laptop +2026-11-24 02:00 UTC +laptop\n` +
 			`webgpu +5 +2 +1 +2 +0 +0 +0 +c-gpu-box +2026-11-24 01:00 UTC +gpu-box$`),
-		regexp.MustCompile(`(?m)^cuda: not on the machine of its latest run \(3 cases unavailable\): CUDA: libcudart.so.12: cannot open shared object file$`),
+		regexp.MustCompile(`(?m)^cuda: not on the machine of its latest run \(c-gpu-box on gpu-box; 3 cases unavailable\): CUDA: libcudart.so.12: cannot open shared object file$`),
 		regexp.MustCompile(`(?m)^OPERATOR +cpu +webgpu$`),
 		regexp.MustCompile(`(?m)^Add +2/2 +1/2 ≠1$`),
 		regexp.MustCompile(`(?m)^ai.onnx.preview.training:Adam +0/2 ✗2 +0/1 ✗1$`),
@@ -150,6 +150,7 @@ func TestReportOpsJSON(t *testing.T) {
 		} `json:"targets"`
 		Absent []struct {
 			Target  string   `json:"target"`
+			RunID   string   `json:"run_id"`
 			Reasons []string `json:"reasons"`
 		} `json:"absent"`
 		Ops []struct {
@@ -174,7 +175,7 @@ func TestReportOpsJSON(t *testing.T) {
 		r.Targets[0].RunID != "c-laptop" || r.Targets[0].Counts.Total != 7 || r.Targets[0].Counts.NotSupported != 2 || r.Targets[1].RunID != "c-gpu-box" {
 		t.Errorf("tolerance %q, targets %+v", r.Tolerance, r.Targets)
 	}
-	if len(r.Absent) != 1 || r.Absent[0].Target != "cuda" || len(r.Absent[0].Reasons) != 1 {
+	if len(r.Absent) != 1 || r.Absent[0].Target != "cuda" || r.Absent[0].RunID != "c-gpu-box" || len(r.Absent[0].Reasons) != 1 {
 		t.Errorf("absent %+v", r.Absent)
 	}
 	if len(r.Ops) != 5 || r.Ops[0].Op != "Add" {
@@ -240,7 +241,7 @@ func TestReportHTMLHasTheScoreboard(t *testing.T) {
 		`<th scope="row">Add</th><td class="o-supported" title="Add on cpu: 2 pass (supported)">2/2</td><td class="o-partly" title="Add on webgpu: 1 pass, 1 mismatch (partly)">1/2 ≠1</td></tr>`,
 		`<code>` + adamError + `</code>`,
 		`output y[17]: got 1.2301, want 1.2345, |error| 0.0044 &gt; allowed 0.0012`,
-		`<strong>cuda</strong>: not on the machine of its latest run (3 cases unavailable)`,
+		`<strong>cuda</strong>: not on the machine of its latest run (c-gpu-box on gpu-box; 3 cases unavailable)`,
 	} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the page lacks %s", want)
