@@ -21,6 +21,7 @@ import (
 	"github.com/hwtest/hwtest/generator"
 	"github.com/hwtest/hwtest/matrix"
 	"github.com/hwtest/hwtest/result"
+	"github.com/hwtest/hwtest/runtime"
 )
 
 // ConformanceOptions is what RunConformance runs: the generated conformance suite
@@ -32,6 +33,10 @@ type ConformanceOptions struct {
 	Targets []catalog.Target   // in hardware.yaml's order
 	Cases   []conformance.Case // the cases to run (every one the suite has, or some operators')
 	Timeout time.Duration      // per target process
+	// CaseTimeout bounds one case's session and run (HWTEST_RUN_TIMEOUT in the
+	// suite): a case is one node on a few elements, so a case still running after
+	// it hung, and the process goes on with the next.
+	CaseTimeout time.Duration
 	Env     []string
 	Log     io.Writer
 	// Progress hears of each target as its process ends.
@@ -106,6 +111,7 @@ func opFilter(cases []conformance.Case) string {
 // reported; failure says why the process ended early ("" when it did not).
 func runConformanceTarget(ctx context.Context, o ConformanceOptions, bin, target string) ([]result.OpCaseReport, string) {
 	report := filepath.Join(o.OutDir, "ginkgo", "conformance-"+safeName(target)+".json")
+	caseLog := strings.TrimSuffix(report, ".json") + ".jsonl"
 	filter := result.TargetLabel(target)
 	if ops := opFilter(o.Cases); ops != "" {
 		filter += " && (" + ops + ")"
@@ -115,7 +121,10 @@ func runConformanceTarget(ctx context.Context, o ConformanceOptions, bin, target
 	cmd := exec.CommandContext(runCtx, bin, "-test.timeout=0", "--ginkgo.label-filter="+filter,
 		"--ginkgo.json-report="+report, "--ginkgo.no-color", "--ginkgo.succinct")
 	cmd.Dir = filepath.Join(o.Root, filepath.FromSlash(generator.ConformanceDir))
-	cmd.Env = append(append(os.Environ(), "HWTEST_ROOT="+o.Root), o.Env...)
+	cmd.Env = append(append(os.Environ(), "HWTEST_ROOT="+o.Root, runtime.CasesLogEnv+"="+caseLog), o.Env...)
+	if o.CaseTimeout > 0 {
+		cmd.Env = append(cmd.Env, "HWTEST_RUN_TIMEOUT="+o.CaseTimeout.String())
+	}
 	cmd.SysProcAttr = childProcAttr()
 	cmd.Cancel = func() error {
 		if ctx.Err() != nil { // stopped: Ginkgo still writes what finished
@@ -127,12 +136,16 @@ func runConformanceTarget(ctx context.Context, o ConformanceOptions, bin, target
 	var out output
 	cmd.Stdout, cmd.Stderr = &out, &out
 	os.Remove(report)
+	os.Remove(caseLog)
 	err := startAndWait(cmd)
 	if cmd.Process != nil {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // Chromium goes with it
 	}
 	reports, readErr := matrix.ReadReports(report)
 	cases := opCaseEntries(reports)
+	if readErr != nil { // killed or crashed: what it logged as it went
+		cases = loggedCases(caseLog)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return cases, "the run was stopped (SIGINT or SIGTERM) before this case ran"
@@ -166,6 +179,22 @@ func opCaseEntries(reports []types.Report) []result.OpCaseReport {
 				}
 				out = append(out, c)
 			}
+		}
+	}
+	return out
+}
+
+// loggedCases reads the cases a process appended to its log (runtime.CasesLogEnv);
+// a line cut short by a kill is dropped.
+func loggedCases(path string) []result.OpCaseReport {
+	data, _ := os.ReadFile(path)
+	var out []result.OpCaseReport
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		var c result.OpCaseReport
+		if json.Unmarshal([]byte(line), &c) == nil && c.Case != "" && !seen[c.Case] {
+			seen[c.Case] = true
+			out = append(out, c)
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"os"
 	"testing"
 
 	"github.com/hwtest/hwtest/conformance"
@@ -36,5 +37,20 @@ func TestOpFilterNamesEachOperatorOnce(t *testing.T) {
 	got := opFilter([]conformance.Case{{Op: "Add"}, {Op: "Add"}, {Op: "Adam", Domain: "ai.onnx.preview.training"}})
 	if got != "op:Add || op:Adam" {
 		t.Errorf("filter %q", got)
+	}
+}
+
+// A process killed mid-line leaves a partial last line: the whole lines count.
+func TestLoggedCasesKeepWholeLines(t *testing.T) {
+	path := t.TempDir() + "/cases.jsonl"
+	data := `{"case":"test_a","op":"A","target":"webnn","status":"pass"}
+{"case":"test_b","op":"B","target":"webnn","status":"mismatch"}
+{"case":"test_c","op":"C","tar`
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := loggedCases(path)
+	if len(got) != 2 || got[0].Case != "test_a" || got[1].Status != result.CaseMismatch {
+		t.Errorf("logged cases %+v", got)
 	}
 }

@@ -1,9 +1,11 @@
 package runtime
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -121,6 +123,30 @@ func (c *OpCases) report(name, status, why string) result.OpCaseReport {
 
 func (c *OpCases) record(r result.OpCaseReport) {
 	ginkgo.AddReportEntry(result.OpCaseEntryName, r, ginkgo.ReportEntryVisibilityNever)
+	logCase(r)
+}
+
+// CasesLogEnv names a file each case's result is appended to as a JSON line the
+// moment it is known: Ginkgo writes its report only at the end, so a conformance
+// process killed for a timeout (a browser that never answers) would otherwise take
+// every case it had finished with it. hwtest conformance reads it then.
+const CasesLogEnv = "HWTEST_CASES_LOG"
+
+func logCase(r result.OpCaseReport) {
+	path := os.Getenv(CasesLogEnv)
+	if path == "" {
+		return
+	}
+	line, err := json.Marshal(r)
+	if err != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return // the Ginkgo report still has it, unless the process is killed
+	}
+	f.Write(append(line, '\n')) // one write of one line: whole with O_APPEND
+	f.Close()
 }
 
 // failAll records every case as an error of this machine's setup and fails.

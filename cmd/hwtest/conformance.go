@@ -25,12 +25,13 @@ import (
 // ConformanceOptions is what `hwtest conformance` acts on.
 type ConformanceOptions struct {
 	*Globals
-	TargetIDs  []string
-	Ops        []string
-	Timeout    time.Duration
-	ReportsDir string
-	NoGenerate bool
-	NoStore    bool
+	TargetIDs   []string
+	Ops         []string
+	Timeout     time.Duration
+	CaseTimeout time.Duration
+	ReportsDir  string
+	NoGenerate  bool
+	NoStore     bool
 }
 
 func newConformanceCmd(g *Globals, runF func(*ConformanceOptions) error) *cobra.Command {
@@ -51,6 +52,9 @@ func newConformanceCmd(g *Globals, runF func(*ConformanceOptions) error) *cobra.
 			if opts.Timeout <= 0 {
 				return fmt.Errorf("--timeout %v: want a positive duration such as 10m", opts.Timeout)
 			}
+			if opts.CaseTimeout <= 0 {
+				return fmt.Errorf("--case-timeout %v: want a positive duration such as 10s", opts.CaseTimeout)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -60,6 +64,7 @@ func newConformanceCmd(g *Globals, runF func(*ConformanceOptions) error) *cobra.
 	cmd.Flags().StringSliceVar(&opts.TargetIDs, "target", nil, "only these targets (repeatable); default all")
 	cmd.Flags().StringSliceVar(&opts.Ops, "op", nil, "only these operators' cases (repeatable), e.g. --op Add; default all")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "per-target process timeout")
+	cmd.Flags().DurationVar(&opts.CaseTimeout, "case-timeout", 10*time.Second, "per-case limit: a case's session and run on the target (each is one node on a few elements)")
 	cmd.Flags().StringVar(&opts.ReportsDir, "reports", "", "reports folder (default ROOT/reports)")
 	cmd.Flags().BoolVar(&opts.NoGenerate, "no-generate", false, "run generated/ as it is, without regenerating")
 	cmd.Flags().BoolVar(&opts.NoStore, "no-store", false, "print the results without storing them in the history")
@@ -116,7 +121,7 @@ func conformanceRun(ctx context.Context, opts *ConformanceOptions) error {
 	}()
 	began := time.Now()
 	res, err := runner.RunConformance(ctx, runner.ConformanceOptions{
-		Root: opts.Root, RunID: id, OutDir: out, Targets: targets, Cases: cases, Timeout: opts.Timeout, Log: opts.Stderr,
+		Root: opts.Root, RunID: id, OutDir: out, Targets: targets, Cases: cases, Timeout: opts.Timeout, CaseTimeout: opts.CaseTimeout, Log: opts.Stderr,
 		Progress: func(target string, got []result.OpCaseReport, took time.Duration) {
 			b := conformance.Summarise(got, nil)
 			fmt.Fprintf(opts.Stderr, "%-14s %s (%.1f s)\n", target, countsLine(b.ByTarget[target]), took.Seconds())
