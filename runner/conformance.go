@@ -37,8 +37,8 @@ type ConformanceOptions struct {
 	// suite): a case is one node on a few elements, so a case still running after
 	// it hung, and the process goes on with the next.
 	CaseTimeout time.Duration
-	Env     []string
-	Log     io.Writer
+	Env         []string
+	Log         io.Writer
 	// Progress hears of each target as its process ends.
 	Progress func(target string, cases []result.OpCaseReport, took time.Duration)
 }
