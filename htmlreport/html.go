@@ -270,6 +270,7 @@ type cellJSON struct {
 	Target   int     `json:"t"`
 	Status   int     `json:"s"`
 	Reason   int     `json:"r,omitempty"`
+	Explain  int     `json:"ex,omitempty"` // where a mismatch was traced: "first divergence: node …"
 	Cause    int     `json:"c,omitempty"`
 	Fixture  int     `json:"fx,omitempty"`
 	Fallback int     `json:"fb,omitempty"`
@@ -336,7 +337,7 @@ func heat(m matrix.Matrix, r analysis.Report, chartIDs map[string]string) (heatm
 				row.Fixture = c.Fixture
 			}
 			j := cellJSON{Model: strs.id(c.Model), Target: strs.id(c.Target), Status: strs.id(string(c.Status)),
-				Reason: strs.id(truncate(c.Reason, 1500)), Cause: strs.id(string(c.Cause)), Fixture: strs.id(c.Fixture),
+				Reason: strs.id(truncate(c.Reason, 1500)), Explain: strs.id(c.Explain), Cause: strs.id(string(c.Cause)), Fixture: strs.id(c.Fixture),
 				Run: strs.id(c.RunID)}
 			fb := c.Fallback
 			if c.FallsBackTo != "" {

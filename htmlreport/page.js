@@ -45,6 +45,7 @@
     panel.appendChild(h);
     var dl = document.createElement("dl");
     add(dl, "reason", str(c.r), true);
+    add(dl, "traced to", str(c.ex), true);
     add(dl, "cause", str(c.c));
     add(dl, "fixture", c.fx ? str(c.fx) + " (its latency and memory are not the real model's)" : "");
     add(dl, "fallback", str(c.fb));
