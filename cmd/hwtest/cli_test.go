@@ -307,4 +307,9 @@ func TestBrowserMismatchIsReported(t *testing.T) {
 	if !strings.Contains(native.Provenance.Device, "software fallback adapter") {
 		t.Errorf("the matrix does not say WebGPU ran on a software adapter: %q", native.Provenance.Device)
 	}
+	// The run traced the mismatch (a child `hwtest explain`: this test binary, which
+	// TestMain makes hwtest when it is given a command).
+	if !strings.HasPrefix(native.Explain, "first divergence: node ") || wasm.Explain != "" {
+		t.Errorf("webgpu-native's mismatch is not traced to a node: %q (wasm: %q)", native.Explain, wasm.Explain)
+	}
 }
