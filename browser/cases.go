@@ -53,12 +53,17 @@ type CasePage struct {
 	device string
 	page   *casePageTab // nil after a hang or a crash, until the next Run needs one
 	pages  int          // pages opened: 1 + replacements
+	// settled, when set, is told each case's result as soon as it is known
+	// (i indexes the slice given to Run); tests use it to act mid-batch.
+	settled func(i int, r CaseResult)
 }
 
 // casePageTab is one tab of a CasePage, with the events its hwCase binding sent.
 type casePageTab struct {
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	ran int // cases settled in this page
 
 	mu     sync.Mutex
 	queue  []string      // payloads not read yet
@@ -192,7 +197,8 @@ type caseEvent struct {
 	CreateMs float64      `json:"createMs"`
 	RunMs    float64      `json:"runMs"`
 	Outputs  []wireTensor `json:"outputs"`
-	Lost     string       `json:"lost"` // the WebGPU device was lost
+	Lost     string       `json:"lost"`      // the WebGPU device was lost
+	Abandon  bool         `json:"abandoned"` // onnxruntime-web never settled the call: Err is its unhandled rejection
 }
 
 // Run runs every case once, in order, in one page: one call into the page
@@ -261,10 +267,18 @@ func wireCaseOf(srv *server, c Case) (wireCase, error) {
 	return w, nil
 }
 
+// jsepStuck is what onnxruntime-web's JSEP (the webgpu EP of ort.min.js,
+// 1.30) says for every kernel of every later session in the page once one
+// kernel threw outside its try block (AveragePool's ceil_mode check throws
+// while its attributes are read, after computeKernel has set
+// currentKernelId): the page is poisoned, not the case.
+const jsepStuck = "is not allowed to be called recursively"
+
 // runChunk runs the cases idx (indices into wire and results) in the current
 // page with one call, and returns how many of them are settled: all of them,
 // or fewer when the page was dropped (a case hung, the page or its device
-// died: that case is settled with the reason; the ones after it are not).
+// died: that case is settled with the reason; a case that failed only for
+// JSEP's poisoned state is not, and runs again on the next page).
 func (p *CasePage) runChunk(idx []int, wire []wireCase, results []CaseResult) int {
 	t := p.page
 	chunk := make([]wireCase, len(idx))
@@ -280,8 +294,17 @@ func (p *CasePage) runChunk(idx []int, wire []wireCase, results []CaseResult) in
 	timer := time.NewTimer(p.Timeout)
 	defer timer.Stop()
 	settled, created := 0, false
+	settle := func(r CaseResult) {
+		results[idx[settled]] = r
+		if p.settled != nil {
+			p.settled(idx[settled], r)
+		}
+		settled++
+		t.ran++
+		created = false
+	}
 	// read handles the events queued so far; it reports whether the page must go.
-	read := func() (lost bool) {
+	read := func() (drop bool) {
 		for _, payload := range t.take() {
 			var ev caseEvent
 			if err := json.Unmarshal([]byte(payload), &ev); err != nil || ev.I != settled {
@@ -291,10 +314,12 @@ func (p *CasePage) runChunk(idx []int, wire []wireCase, results []CaseResult) in
 				created = true
 				continue
 			}
-			results[idx[settled]] = caseResultOf(ev)
-			settled++
-			created = false
-			if ev.Lost != "" {
+			r := caseResultOf(ev)
+			if t.ran > 0 && strings.Contains(r.Err, jsepStuck) {
+				return true
+			}
+			settle(r)
+			if ev.Lost != "" || ev.Abandon {
 				return true
 			}
 		}
@@ -311,35 +336,39 @@ func (p *CasePage) runChunk(idx []int, wire []wireCase, results []CaseResult) in
 		case <-t.notify:
 			if read() {
 				p.drop()
+				<-done
 				return settled
 			}
 			timer.Reset(p.Timeout) // since Go 1.23, Reset drops a stale tick
 		case err := <-done:
 			// The page's events all came before its answer.
-			if read() || err != nil || settled < len(idx) {
-				if settled < len(idx) {
-					msg := "the page answered before it ran every case"
-					if err != nil {
-						msg = err.Error()
-						var crash *CrashError
-						if errors.As(err, &crash) {
-							msg += " (the page was replaced)"
-						}
+			if read() {
+				p.drop()
+				return settled
+			}
+			if settled < len(idx) {
+				msg := "the page answered before it ran every case"
+				if err != nil {
+					msg = err.Error()
+					var crash *CrashError
+					if errors.As(err, &crash) {
+						msg += " (the page was replaced)"
 					}
-					results[idx[settled]] = CaseResult{Err: msg, Stage: stage()}
-					settled++
 				}
+				settle(CaseResult{Err: msg, Stage: stage()})
+				p.drop()
+			} else if err != nil {
 				p.drop()
 			}
 			return settled
 		case <-timer.C:
-			results[idx[settled]] = CaseResult{
+			settle(CaseResult{
 				Err:   fmt.Sprintf("timed out after %v: no answer from the page (the page was replaced)", p.Timeout),
 				Stage: stage(),
-			}
+			})
 			p.drop()
 			<-done // dropping the tab ends the call
-			return settled + 1
+			return settled
 		}
 	}
 }

@@ -298,6 +298,11 @@ func TestConformanceAllBrowserTargets(t *testing.T) {
 			t.Fatal(err)
 		}
 		p.Timeout = 30 * time.Second
+		if os.Getenv("HWTEST_WEB_CONFORMANCE_V") != "" {
+			p.settled = func(i int, r CaseResult) {
+				t.Logf("%s %4d %s %.0f s: %s %s", tg.name, i, cases[i].Name, time.Since(t0).Seconds(), r.Stage, firstLine(r.Err))
+			}
+		}
 		res, err := p.Run(cases)
 		wall := time.Since(t0)
 		if err != nil {

@@ -187,41 +187,65 @@
   // model, InferenceSession.create with provider, run once, release. Each
   // case's result goes to Go as soon as it is known, through the binding
   // hwCase (a CDP event, no round trip): {i, created} when its session exists,
-  // then {i, stage, err, createMs, runMs, outputs}. A case that hangs or
-  // kills the page leaves the results before it with Go. It stops early,
-  // after the case that saw it, when the WebGPU device is lost. Returns how
-  // many cases it ran.
+  // then {i, stage, err, createMs, runMs, outputs, lost, abandoned}. A case
+  // that hangs or kills the page leaves the results before it with Go. It
+  // stops early, after the case that saw it, when the WebGPU device is lost
+  // or onnxruntime-web abandoned a call. Returns how many cases it ran.
+  // A promise that onnxruntime-web never settles, but whose work failed,
+  // shows up only as an unhandled rejection (WebNN's MLGraphBuilder.build
+  // refusing a graph leaves InferenceSession.create pending for ever).
+  // abandoned rejects with it, so that the case gets that error at once.
+  let onUnhandled = null;
+  self.addEventListener('unhandledrejection', (e) => { if (onUnhandled) onUnhandled(e.reason); });
+  const abandoned = () => new Promise((_, reject) => {
+    onUnhandled = (reason) => {
+      const err = new Error(errText(reason));
+      err.abandoned = true;
+      reject(err);
+    };
+  });
+
   hw.cases = wrap(async (provider, cases) => {
     initORT();
     const opts = sessionOptions(provider);
+    if (provider === 'webnn') {
+      hw.mlContext = hw.mlContext || await navigator.ml.createContext({ deviceType: 'cpu' });
+      opts.executionProviders = [{ name: 'webnn', context: hw.mlContext }];
+    }
     const report = (m) => self.hwCase(JSON.stringify(m));
     for (let k = 0; k < cases.length; k++) {
       const c = cases[k], i = k;
       const r = { i, stage: 'create', createMs: 0, runMs: 0 };
       let session = null;
+      const abandon = abandoned();
       try {
         const bytes = await fetchModel(c.url);
         const t0 = performance.now();
-        session = await ort.InferenceSession.create(bytes, opts);
+        session = await Promise.race([ort.InferenceSession.create(bytes, opts), abandon]);
         r.createMs = performance.now() - t0;
         r.stage = 'run';
         report({ i, created: true });
         const feeds = feedsOf(c.inputs);
         const t1 = performance.now();
-        const res = await session.run(feeds);
+        const res = await Promise.race([session.run(feeds), abandon]);
         r.runMs = performance.now() - t1;
         r.outputs = await outputsOf(session, res);
         r.stage = '';
       } catch (e) {
         r.err = errText(e) || 'failed with no message';
+        r.abandoned = e.abandoned === true;
       }
+      onUnhandled = null;
+      abandon.catch(() => {});
       if (session) {
         try { await session.release(); } catch (e) { r.err = r.err || 'release: ' + errText(e); }
       }
       watchDevice();
       if (hw.lost) r.lost = hw.lost;
       report(r);
-      if (r.lost) return k + 1;
+      // The abandoned call may still hold onnxruntime-web's state: Go
+      // replaces the page before the next case.
+      if (r.lost || r.abandoned) return k + 1;
     }
     return cases.length;
   });
