@@ -197,8 +197,7 @@ type caseEvent struct {
 	CreateMs float64      `json:"createMs"`
 	RunMs    float64      `json:"runMs"`
 	Outputs  []wireTensor `json:"outputs"`
-	Lost     string       `json:"lost"`      // the WebGPU device was lost
-	Abandon  bool         `json:"abandoned"` // onnxruntime-web never settled the call: Err is its unhandled rejection
+	Lost     string       `json:"lost"` // the WebGPU device was lost
 }
 
 // Run runs every case once, in order, in one page: one call into the page
@@ -319,7 +318,7 @@ func (p *CasePage) runChunk(idx []int, wire []wireCase, results []CaseResult) in
 				return true
 			}
 			settle(r)
-			if ev.Lost != "" || ev.Abandon {
+			if ev.Lost != "" {
 				return true
 			}
 		}

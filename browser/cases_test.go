@@ -239,7 +239,7 @@ func mismatch(got, want []Tensor) string {
 		}
 		for i, want := range w.Data {
 			got := g.Data[i]
-			if math.IsNaN(want) && math.IsNaN(got) {
+			if got == want || math.IsNaN(want) && math.IsNaN(got) { // Inf == Inf
 				continue
 			}
 			if !(math.Abs(got-want) <= tol.ATol+tol.RTol*math.Abs(want)) {
@@ -309,6 +309,7 @@ func TestConformanceAllBrowserTargets(t *testing.T) {
 			t.Errorf("%s: %v", tg.name, err)
 		}
 		_ = p.Close()
+		var dump strings.Builder
 		var pass, mism, createFail, runFail, other int
 		var createMs, runMs float64
 		errs := map[string]int{}
@@ -332,6 +333,7 @@ func TestConformanceAllBrowserTargets(t *testing.T) {
 			default:
 				other++
 			}
+			fmt.Fprintf(&dump, "%s\t%s\t%s\t%s\n", cases[i].Name, r.Stage, firstLine(r.Err), mismatch(r.Outputs, want[i]))
 			if r.Err != "" {
 				errs[r.Stage+": "+firstLine(r.Err)]++
 				if os.Getenv("HWTEST_WEB_CONFORMANCE_V") != "" {
@@ -343,6 +345,11 @@ func TestConformanceAllBrowserTargets(t *testing.T) {
 			tg.name, tg.bundle, len(res), wall.Seconds(), float64(wall.Milliseconds())/float64(len(res)),
 			createMs, runMs, (float64(wall.Milliseconds())-createMs-runMs)/float64(len(res)), p.pages,
 			pass+mism, pass, mism, createFail, runFail, other, p.Device())
+		if d := os.Getenv("HWTEST_WEB_CONFORMANCE_DUMP"); d != "" {
+			if err := os.WriteFile(filepath.Join(d, tg.name+".tsv"), []byte(dump.String()), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
 		keys := slices.Sorted(maps.Keys(errs))
 		sort.SliceStable(keys, func(i, j int) bool { return errs[keys[i]] > errs[keys[j]] })
 		for _, k := range keys[:min(len(keys), 12)] {
