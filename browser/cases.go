@@ -36,6 +36,10 @@ type CaseResult struct {
 	Err             string
 	Stage           string
 	CreateMs, RunMs float64 // in-page InferenceSession.create and session.run
+	// PageMs is the case's whole time in the page: fetching the model, create,
+	// the feeds, run, reading the outputs, release. What a batch takes beyond
+	// the sum of PageMs is the cost of CDP, Go and page loads.
+	PageMs float64
 }
 
 // CasePage runs many small models in one page, one InferenceSession at a time,
@@ -183,7 +187,7 @@ func (t *casePageTab) take() []string {
 
 type wireCase struct {
 	Name   string       `json:"name"`
-	URL    string       `json:"url"`
+	Model  []byte       `json:"model"` // base64 in JSON
 	Inputs []wireTensor `json:"inputs"`
 }
 
@@ -196,12 +200,13 @@ type caseEvent struct {
 	Err      *string      `json:"err"`
 	CreateMs float64      `json:"createMs"`
 	RunMs    float64      `json:"runMs"`
+	PageMs   float64      `json:"pageMs"`
 	Outputs  []wireTensor `json:"outputs"`
 	Lost     string       `json:"lost"` // the WebGPU device was lost
 }
 
 // Run runs every case once, in order, in one page: one call into the page
-// for all of them (or per 16 MiB of inputs), each case's result streamed
+// for all of them (or per 16 MiB of models and inputs), each case's result streamed
 // back as soon as it is known. A case that fails gets the page's error and
 // the others go on; a case that hangs past Timeout, or under which the page
 // (or its WebGPU device) dies, gets that as its error, and the page is
@@ -210,16 +215,12 @@ type caseEvent struct {
 // page could be opened: the browser died), and those cases carry it too.
 func (p *CasePage) Run(cases []Case) ([]CaseResult, error) {
 	results := make([]CaseResult, len(cases))
-	srv, err := getServer()
-	if err != nil {
-		return nil, err
-	}
 	// What the page gets, case by case; a case hwtest cannot send fails here.
 	var todo []int
 	wire := make([]wireCase, len(cases))
 	size := make([]int, len(cases))
 	for i, c := range cases {
-		w, err := wireCaseOf(srv, c)
+		w, err := wireCaseOf(c)
 		if err != nil {
 			results[i] = CaseResult{Err: err.Error(), Stage: "input"}
 			continue
@@ -249,15 +250,12 @@ func (p *CasePage) Run(cases []Case) ([]CaseResult, error) {
 	return results, nil
 }
 
-func wireCaseOf(srv *server, c Case) (wireCase, error) {
-	abs, err := filepath.Abs(c.Model)
+func wireCaseOf(c Case) (wireCase, error) {
+	model, err := os.ReadFile(c.Model)
 	if err != nil {
-		return wireCase{}, err
+		return wireCase{}, fmt.Errorf("model: %w", err)
 	}
-	if !isFile(abs) {
-		return wireCase{}, fmt.Errorf("model: no file %s", abs)
-	}
-	w := wireCase{Name: c.Name, URL: srv.model(abs), Inputs: make([]wireTensor, len(c.Inputs))}
+	w := wireCase{Name: c.Name, Model: model, Inputs: make([]wireTensor, len(c.Inputs))}
 	for k, t := range c.Inputs {
 		if w.Inputs[k], err = encode(t); err != nil {
 			return wireCase{}, err
@@ -373,7 +371,7 @@ func (p *CasePage) runChunk(idx []int, wire []wireCase, results []CaseResult) in
 }
 
 func caseResultOf(ev caseEvent) CaseResult {
-	r := CaseResult{CreateMs: ev.CreateMs, RunMs: ev.RunMs}
+	r := CaseResult{CreateMs: ev.CreateMs, RunMs: ev.RunMs, PageMs: ev.PageMs}
 	if ev.Err != nil {
 		r.Err, r.Stage = *ev.Err, ev.Stage
 	}
@@ -392,7 +390,7 @@ func caseResultOf(ev caseEvent) CaseResult {
 	for k, w := range ev.Outputs {
 		o, err := decode(w)
 		if err != nil {
-			return CaseResult{Err: err.Error(), Stage: "run", CreateMs: ev.CreateMs, RunMs: ev.RunMs}
+			return CaseResult{Err: err.Error(), Stage: "run", CreateMs: ev.CreateMs, RunMs: ev.RunMs, PageMs: ev.PageMs}
 		}
 		r.Outputs[k] = o
 	}
