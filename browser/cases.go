@@ -36,6 +36,10 @@ type CaseResult struct {
 	Err             string
 	Stage           string
 	CreateMs, RunMs float64 // in-page InferenceSession.create and session.run
+	// PageMs is the case's whole time in the page: fetching the model, create,
+	// the feeds, run, reading the outputs, release. What a batch takes beyond
+	// the sum of PageMs is the cost of CDP, Go and page loads.
+	PageMs float64
 }
 
 // CasePage runs many small models in one page, one InferenceSession at a time,
@@ -53,12 +57,17 @@ type CasePage struct {
 	device string
 	page   *casePageTab // nil after a hang or a crash, until the next Run needs one
 	pages  int          // pages opened: 1 + replacements
+	// settled, when set, is told each case's result as soon as it is known
+	// (i indexes the slice given to Run); tests use it to act mid-batch.
+	settled func(i int, r CaseResult)
 }
 
 // casePageTab is one tab of a CasePage, with the events its hwCase binding sent.
 type casePageTab struct {
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	ran int // cases settled in this page
 
 	mu     sync.Mutex
 	queue  []string      // payloads not read yet
@@ -178,7 +187,7 @@ func (t *casePageTab) take() []string {
 
 type wireCase struct {
 	Name   string       `json:"name"`
-	URL    string       `json:"url"`
+	Model  []byte       `json:"model"` // base64 in JSON
 	Inputs []wireTensor `json:"inputs"`
 }
 
@@ -191,12 +200,13 @@ type caseEvent struct {
 	Err      *string      `json:"err"`
 	CreateMs float64      `json:"createMs"`
 	RunMs    float64      `json:"runMs"`
+	PageMs   float64      `json:"pageMs"`
 	Outputs  []wireTensor `json:"outputs"`
 	Lost     string       `json:"lost"` // the WebGPU device was lost
 }
 
 // Run runs every case once, in order, in one page: one call into the page
-// for all of them (or per 16 MiB of inputs), each case's result streamed
+// for all of them (or per 16 MiB of models and inputs), each case's result streamed
 // back as soon as it is known. A case that fails gets the page's error and
 // the others go on; a case that hangs past Timeout, or under which the page
 // (or its WebGPU device) dies, gets that as its error, and the page is
@@ -205,16 +215,12 @@ type caseEvent struct {
 // page could be opened: the browser died), and those cases carry it too.
 func (p *CasePage) Run(cases []Case) ([]CaseResult, error) {
 	results := make([]CaseResult, len(cases))
-	srv, err := getServer()
-	if err != nil {
-		return nil, err
-	}
 	// What the page gets, case by case; a case hwtest cannot send fails here.
 	var todo []int
 	wire := make([]wireCase, len(cases))
 	size := make([]int, len(cases))
 	for i, c := range cases {
-		w, err := wireCaseOf(srv, c)
+		w, err := wireCaseOf(c)
 		if err != nil {
 			results[i] = CaseResult{Err: err.Error(), Stage: "input"}
 			continue
@@ -244,15 +250,12 @@ func (p *CasePage) Run(cases []Case) ([]CaseResult, error) {
 	return results, nil
 }
 
-func wireCaseOf(srv *server, c Case) (wireCase, error) {
-	abs, err := filepath.Abs(c.Model)
+func wireCaseOf(c Case) (wireCase, error) {
+	model, err := os.ReadFile(c.Model)
 	if err != nil {
-		return wireCase{}, err
+		return wireCase{}, fmt.Errorf("model: %w", err)
 	}
-	if !isFile(abs) {
-		return wireCase{}, fmt.Errorf("model: no file %s", abs)
-	}
-	w := wireCase{Name: c.Name, URL: srv.model(abs), Inputs: make([]wireTensor, len(c.Inputs))}
+	w := wireCase{Name: c.Name, Model: model, Inputs: make([]wireTensor, len(c.Inputs))}
 	for k, t := range c.Inputs {
 		if w.Inputs[k], err = encode(t); err != nil {
 			return wireCase{}, err
@@ -261,10 +264,18 @@ func wireCaseOf(srv *server, c Case) (wireCase, error) {
 	return w, nil
 }
 
+// jsepStuck is what onnxruntime-web's JSEP (the webgpu EP of ort.min.js,
+// 1.30) says for every kernel of every later session in the page once one
+// kernel threw outside its try block (AveragePool's ceil_mode check throws
+// while its attributes are read, after computeKernel has set
+// currentKernelId): the page is poisoned, not the case.
+const jsepStuck = "is not allowed to be called recursively"
+
 // runChunk runs the cases idx (indices into wire and results) in the current
 // page with one call, and returns how many of them are settled: all of them,
 // or fewer when the page was dropped (a case hung, the page or its device
-// died: that case is settled with the reason; the ones after it are not).
+// died: that case is settled with the reason; a case that failed only for
+// JSEP's poisoned state is not, and runs again on the next page).
 func (p *CasePage) runChunk(idx []int, wire []wireCase, results []CaseResult) int {
 	t := p.page
 	chunk := make([]wireCase, len(idx))
@@ -280,8 +291,17 @@ func (p *CasePage) runChunk(idx []int, wire []wireCase, results []CaseResult) in
 	timer := time.NewTimer(p.Timeout)
 	defer timer.Stop()
 	settled, created := 0, false
+	settle := func(r CaseResult) {
+		results[idx[settled]] = r
+		if p.settled != nil {
+			p.settled(idx[settled], r)
+		}
+		settled++
+		t.ran++
+		created = false
+	}
 	// read handles the events queued so far; it reports whether the page must go.
-	read := func() (lost bool) {
+	read := func() (drop bool) {
 		for _, payload := range t.take() {
 			var ev caseEvent
 			if err := json.Unmarshal([]byte(payload), &ev); err != nil || ev.I != settled {
@@ -291,9 +311,11 @@ func (p *CasePage) runChunk(idx []int, wire []wireCase, results []CaseResult) in
 				created = true
 				continue
 			}
-			results[idx[settled]] = caseResultOf(ev)
-			settled++
-			created = false
+			r := caseResultOf(ev)
+			if t.ran > 0 && strings.Contains(r.Err, jsepStuck) {
+				return true
+			}
+			settle(r)
 			if ev.Lost != "" {
 				return true
 			}
@@ -311,41 +333,45 @@ func (p *CasePage) runChunk(idx []int, wire []wireCase, results []CaseResult) in
 		case <-t.notify:
 			if read() {
 				p.drop()
+				<-done
 				return settled
 			}
 			timer.Reset(p.Timeout) // since Go 1.23, Reset drops a stale tick
 		case err := <-done:
 			// The page's events all came before its answer.
-			if read() || err != nil || settled < len(idx) {
-				if settled < len(idx) {
-					msg := "the page answered before it ran every case"
-					if err != nil {
-						msg = err.Error()
-						var crash *CrashError
-						if errors.As(err, &crash) {
-							msg += " (the page was replaced)"
-						}
+			if read() {
+				p.drop()
+				return settled
+			}
+			if settled < len(idx) {
+				msg := "the page answered before it ran every case"
+				if err != nil {
+					msg = err.Error()
+					var crash *CrashError
+					if errors.As(err, &crash) {
+						msg += " (the page was replaced)"
 					}
-					results[idx[settled]] = CaseResult{Err: msg, Stage: stage()}
-					settled++
 				}
+				settle(CaseResult{Err: msg, Stage: stage()})
+				p.drop()
+			} else if err != nil {
 				p.drop()
 			}
 			return settled
 		case <-timer.C:
-			results[idx[settled]] = CaseResult{
+			settle(CaseResult{
 				Err:   fmt.Sprintf("timed out after %v: no answer from the page (the page was replaced)", p.Timeout),
 				Stage: stage(),
-			}
+			})
 			p.drop()
 			<-done // dropping the tab ends the call
-			return settled + 1
+			return settled
 		}
 	}
 }
 
 func caseResultOf(ev caseEvent) CaseResult {
-	r := CaseResult{CreateMs: ev.CreateMs, RunMs: ev.RunMs}
+	r := CaseResult{CreateMs: ev.CreateMs, RunMs: ev.RunMs, PageMs: ev.PageMs}
 	if ev.Err != nil {
 		r.Err, r.Stage = *ev.Err, ev.Stage
 	}
@@ -364,7 +390,7 @@ func caseResultOf(ev caseEvent) CaseResult {
 	for k, w := range ev.Outputs {
 		o, err := decode(w)
 		if err != nil {
-			return CaseResult{Err: err.Error(), Stage: "run", CreateMs: ev.CreateMs, RunMs: ev.RunMs}
+			return CaseResult{Err: err.Error(), Stage: "run", CreateMs: ev.CreateMs, RunMs: ev.RunMs, PageMs: ev.PageMs}
 		}
 		r.Outputs[k] = o
 	}
