@@ -104,11 +104,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			return fmt.Errorf("--model %q is not in %s%s", id, relToWD(opts.ModelsFile), catalog.DidYouMean(id, modelIDs))
 		}
 	}
+	if _, err := selectTargets(c, opts.TargetIDs, opts.HardwareFile); err != nil {
+		return err
+	}
 	var labels []string
 	for _, id := range opts.TargetIDs {
-		if !slices.Contains(targetIDs, id) {
-			return fmt.Errorf("--target %q is not in %s%s", id, relToWD(opts.HardwareFile), catalog.DidYouMean(id, targetIDs))
-		}
 		labels = append(labels, result.TargetLabel(id))
 	}
 	if opts.Fleet != "" {
