@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -556,5 +557,71 @@ func TestCasePageHangAndCrash(t *testing.T) {
 	}
 	if p.pages != 3 {
 		t.Errorf("%d pages, want 3 (one more for the crash)", p.pages)
+	}
+}
+
+// The GPU process dies mid-batch (killed): the case that sees its
+// WebGPU device lost says so, the page is replaced, and the cases after it run
+// on a new device.
+func TestCasePageGPUCrash(t *testing.T) {
+	requireBrowser(t, "webgpu", "")
+	names := []string{"test_add"}
+	for range 30 {
+		names = append(names, "test_relu", "test_add")
+	}
+	cs := nodeCases(t, names...)
+	var cases []Case
+	for _, c := range cs {
+		cases = append(cases, c.Case)
+	}
+	b, err := Shared(Config{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.OpenCasePage("webgpu", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.settled = func(i int, r CaseResult) {
+		if i != 0 {
+			return
+		}
+		killed := 0
+		for pid := range descendants(b.PID, chromiumPIDs()) {
+			if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.Contains(string(cmd), "--type=gpu-process") {
+				if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+					killed++
+				}
+			}
+		}
+		if killed == 0 {
+			t.Error("no GPU process found to kill")
+		}
+		time.Sleep(time.Second)
+	}
+	res, err := p.Run(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := -1
+	for i, r := range res {
+		if r.Err != "" {
+			t.Logf("%d %s: %s: %s", i, cases[i].Name, r.Stage, firstLine(r.Err))
+		}
+		if strings.Contains(r.Err, "WebGPU device lost") && lost < 0 {
+			lost = i
+		}
+	}
+	if lost < 0 {
+		t.Fatal("no case saw the WebGPU device lost")
+	}
+	for i := lost + 1; i < len(res); i++ {
+		if m := mismatch(res[i].Outputs, cs[i].Want); res[i].Err != "" || m != "" {
+			t.Errorf("%d %s after the loss: %q %s", i, cases[i].Name, res[i].Err, m)
+		}
+	}
+	if p.pages != 2 {
+		t.Errorf("%d pages, want 2", p.pages)
 	}
 }
