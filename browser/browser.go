@@ -11,6 +11,9 @@
 // the COOP/COEP headers that make the page cross-origin isolated (wasm
 // threads need it).
 //
+// A [CasePage] runs many small models (ONNX's conformance cases) in one tab,
+// a session per model, with one call into the page per batch.
+//
 // What it needs comes from scripts/setup-browsers.sh (make setup): Debian's
 // chromium at /usr/bin/chromium for wasm and WebGPU (SwiftShader), the
 // Chromium of npm @sparticuz/chromium for WebNN, and npm onnxruntime-web's

@@ -443,9 +443,57 @@ func TestTensorRoundTrip(t *testing.T) {
 			t.Errorf("%s: %v → %v", typ, in, out)
 		}
 	}
+	for _, in := range []Tensor{
+		// exact in binary16: normal, the largest, the smallest subnormal, signed zero, Inf
+		{Name: "h", Type: "float16", Shape: []int64{6}, Data: []float64{-1.5, 0.25, 65504, math.Ldexp(1, -24), math.Copysign(0, -1), math.Inf(1)}},
+		{Name: "u64", Type: "uint64", Shape: []int64{2}, Data: []float64{0, 1 << 63}},
+		{Name: "u32", Type: "uint32", Shape: []int64{2}, Data: []float64{0, 1<<32 - 1}},
+		{Name: "i16", Type: "int16", Shape: []int64{2}, Data: []float64{-1 << 15, 1<<15 - 1}},
+		{Name: "u16", Type: "uint16", Shape: []int64{2}, Data: []float64{0, 1<<16 - 1}},
+	} {
+		w, err := encode(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := decode(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range in.Data {
+			if out.Data[i] != in.Data[i] || math.Signbit(out.Data[i]) != math.Signbit(in.Data[i]) {
+				t.Errorf("%s: %v → %v", in.Type, in.Data, out.Data)
+				break
+			}
+		}
+	}
+	// float16 rounds to nearest even, as Float16Array does.
+	for _, c := range []struct{ in, want float64 }{
+		{1 + math.Ldexp(1, -11), 1},                       // a tie: to even
+		{1 + 3*math.Ldexp(1, -11), 1 + math.Ldexp(1, -9)}, // a tie: to even, up
+		{65520, math.Inf(1)},                              // past the largest: Inf
+		{math.Ldexp(1, -25), 0},                           // a tie with zero
+		{math.Ldexp(3, -26), math.Ldexp(1, -24)},          // above half the smallest subnormal
+	} {
+		if got := halfValue(halfBits(float32(c.in))); got != c.want {
+			t.Errorf("float16(%g) = %g, want %g", c.in, got, c.want)
+		}
+	}
+	s, err := decode(mustEncode(t, Tensor{Name: "s", Type: "string", Shape: []int64{2}, Strings: []string{"a", "é"}}))
+	if err != nil || !slices.Equal(s.Strings, []string{"a", "é"}) {
+		t.Errorf("string: %v, %v", s, err)
+	}
 	if _, err := encode(Tensor{Name: "x", Type: "float32", Shape: []int64{3}, Data: []float64{1}}); err == nil {
 		t.Error("shape/data mismatch accepted")
 	}
+}
+
+func mustEncode(t *testing.T, in Tensor) wireTensor {
+	t.Helper()
+	w, err := encode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // chromiumPIDs lists the processes whose executable is named like a

@@ -29,14 +29,23 @@ type CaseResult struct {
 	// Err is the page's exact error ("" when the case ran): onnxruntime-web's
 	// own text for a session it could not create or a run that failed, or
 	// hwtest's for a case that hung ("timed out after …") or whose page
-	// crashed. Stage says where it happened: "create" (fetching the model,
-	// InferenceSession.create) or "run" (the feeds, session.run, reading
+	// crashed. Stage says where it happened: "create"
+	// (InferenceSession.create) or "run" (the feeds, session.run, reading
 	// the outputs); "input" is hwtest's own failure before the page saw the
 	// case (a missing model file, an input type it cannot send).
+	//
+	// No provider refuses a tensor type of Tensor at the page's boundary
+	// (onnxruntime-web 1.30, all 902 tensor-only node cases): refusals come
+	// from sessions and kernels, e.g. Max/Min/BitShift on (u)int16 under
+	// webgpu and webnn (and 70 cases, float64 ones among them, under the
+	// native WebGPU EP) fail create with transformer_memcpy.cc's
+	// IsNodeCompatibleWithProvider; the native WebGPU EP refuses float16
+	// ("Program Cast requires f16") on an adapter without shader-f16, where
+	// JSEP's Cast silently returns zeros.
 	Err             string
 	Stage           string
 	CreateMs, RunMs float64 // in-page InferenceSession.create and session.run
-	// PageMs is the case's whole time in the page: fetching the model, create,
+	// PageMs is the case's whole time in the page: decoding the model, create,
 	// the feeds, run, reading the outputs, release. What a batch takes beyond
 	// the sum of PageMs is the cost of CDP, Go and page loads.
 	PageMs float64
@@ -74,7 +83,7 @@ type casePageTab struct {
 	notify chan struct{} // has room for one signal: something was queued
 }
 
-// maxChunkBytes bounds the JSON of one hw.cases call (the inputs travel in it).
+// maxChunkBytes bounds the JSON of one hw.cases call (models and inputs travel in it).
 const maxChunkBytes = 16 << 20
 
 // OpenCasePage opens a page for provider ("wasm", "webgpu", "webnn") and
