@@ -644,8 +644,13 @@ func TestMemoryCountsEveryProcess(t *testing.T) {
 		if n := len(processTree(b.PID)); n < 4 {
 			t.Errorf("%s: %d processes in the browser's tree", b.Exec, n)
 		}
-		if m := b.Memory(); m < 100<<20 {
-			t.Errorf("%s: %d MiB: a running Chromium holds more", b.Exec, m>>20)
+		// PSS splits shared pages among every process that maps them, so the
+		// absolute figure falls when other Chromiums run beside this test (77 and
+		// 94 MiB seen against a 100 MiB floor): the tree must count for more than
+		// its root process, which is what was once missed.
+		root, all := pss(b.PID), b.Memory()
+		if all < 40<<20 || all < root+root/2 {
+			t.Errorf("%s: %d MiB for the tree against %d MiB for its root: its children are not counted", b.Exec, all>>20, root>>20)
 		}
 	}
 }
