@@ -75,8 +75,10 @@ func TestMeasure(t *testing.T) {
 	}
 	t.Logf("%d runs in %v, median %v", len(runs), budget, median(runs))
 
-	// A run that never ends.
-	if err := s.Eval(`hw.session.run = () => new Promise(() => {})`, nil); err != nil {
+	// A run that never ends. Its promise is kept reachable: one nothing refers to
+	// may be collected, and CDP then answers "Promise was collected" instead of
+	// waiting (seen under load), which a real hung run never does.
+	if err := s.Eval(`hw.session.run = () => new Promise(r => { (window.hwtestHung ||= []).push(r) })`, nil); err != nil {
 		t.Fatal(err)
 	}
 	s.Timeout = 300 * time.Millisecond

@@ -59,7 +59,7 @@ func TestBrowserTimedRuns(t *testing.T) {
 	}
 	t.Logf("%d timed runs (%v in all) in %d calls into the page", runs, sum, calls)
 
-	if err := bs.s.Eval(`hw.session.run = () => new Promise(() => {})`, nil); err != nil {
+	if err := bs.s.Eval(`hw.session.run = () => new Promise(r => { (window.hwtestHung ||= []).push(r) })`, nil); err != nil {
 		t.Fatal(err)
 	}
 	bs.s.Timeout = 300 * time.Millisecond
