@@ -92,7 +92,7 @@ func newConformanceFile(pkg string) *jen.File {
 //			AfterAll(cases.Close)
 //			It("test_add", func() { cases.Check("test_add") })
 //		}
-//		Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewOpCases(op, targets.Cpu)) })
+//		Context("cpu", Ordered, ContinueOnFailure, Label("hw:cpu"), func() { specs(runtime.NewOpCases(op, targets.Cpu)) })
 //	})
 func opFile(cases []conformance.Case, targets []catalog.Target, vars map[string]string) *jen.File {
 	first := cases[0]
@@ -117,9 +117,11 @@ func opFile(cases []conformance.Case, targets []catalog.Target, vars map[string]
 		jen.Id("op").Op(":=").Add(op),
 		jen.Id("specs").Op(":=").Func().Params(jen.Id("cases").Op("*").Qual(templates.RuntimePath, "OpCases")).Block(its...),
 	}
+	// ContinueOnFailure: an Ordered container skips its remaining specs after a
+	// failure, and one failing case must not hide the operator's other cases.
 	for _, t := range targets {
 		body = append(body, templates.Ginkgo("Context").Call(
-			jen.Lit(t.ID), templates.Ginkgo("Ordered"), templates.Ginkgo("Label").Call(jen.Lit(result.TargetLabel(t.ID))),
+			jen.Lit(t.ID), templates.Ginkgo("Ordered"), templates.Ginkgo("ContinueOnFailure"), templates.Ginkgo("Label").Call(jen.Lit(result.TargetLabel(t.ID))),
 			jen.Func().Params().Custom(jen.Options{Open: "{ ", Close: " }"},
 				jen.Id("specs").Call(jen.Qual(templates.RuntimePath, "NewOpCases").Call(jen.Id("op"), jen.Qual(ModulePath+"/"+TargetsDir, vars[t.ID])))),
 		))

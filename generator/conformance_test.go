@@ -37,8 +37,8 @@ func TestConformanceOneFilePerOperatorOneSpecPerCase(t *testing.T) {
 		`Describe("Add", Label("op:Add")`,
 		`It("test_add", func() { cases.Check("test_add") })`,
 		`It("test_add_bcast", func() { cases.Check("test_add_bcast") })`,
-		`Context("cpu", Ordered, Label("hw:cpu"), func() { specs(runtime.NewOpCases(op, targets.Cpu)) })`,
-		`Context("webgpu-native", Ordered, Label("hw:webgpu-native"), func() { specs(runtime.NewOpCases(op, targets.WebgpuNative)) })`,
+		`Context("cpu", Ordered, ContinueOnFailure, Label("hw:cpu"), func() { specs(runtime.NewOpCases(op, targets.Cpu)) })`,
+		`Context("webgpu-native", Ordered, ContinueOnFailure, Label("hw:webgpu-native"), func() { specs(runtime.NewOpCases(op, targets.WebgpuNative)) })`,
 		"rtol 1e-3, atol 1e-7",
 	} {
 		if !strings.Contains(add, s) {
