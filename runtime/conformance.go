@@ -186,6 +186,18 @@ func RunCase(t Target, c conformance.Case) result.OpCaseReport {
 	return r
 }
 
+// CaseTimeout bounds a case's session creation and its run apart, unless
+// HWTEST_RUN_TIMEOUT is shorter: node cases are a few tensors of a few elements
+// and take milliseconds, so a case past it hung (seen: WebNN in Chromium on
+// GatherElements, ScatterElements, ConvTranspose with pads), and the model
+// cells' minute would cost every such case a minute.
+const CaseTimeout = 15 * time.Second
+
+func caseTimeout() (time.Duration, error) {
+	d, err := RunTimeout()
+	return min(d, CaseTimeout), err
+}
+
 // runStatus: what ONNX Runtime refused or failed is not-supported, in its words;
 // hwtest's own conversions and a run past its deadline are errors.
 func runStatus(err error) string {
@@ -297,7 +309,7 @@ func (d caseData) run(t Target) ([]Tensor, error) {
 		return nil, tensorError{err} // a bad HWTEST_THREADS: ours, not the target's
 	}
 	defer opts.Destroy()
-	timeout, err := RunTimeout()
+	timeout, err := caseTimeout()
 	if err != nil {
 		return nil, tensorError{err}
 	}
@@ -513,7 +525,8 @@ func casePage(t Target) (*browser.CasePage, error) {
 	if p, ok := casePages.m[t.ID]; ok {
 		return p, nil
 	}
-	if _, err := RunTimeout(); err != nil {
+	timeout, err := caseTimeout()
+	if err != nil {
 		return nil, err
 	}
 	b, err := browser.Shared(BrowserConfig(), t.Provider == "webnn")
@@ -524,6 +537,7 @@ func casePage(t Target) (*browser.CasePage, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.Timeout = timeout
 	casePages.m[t.ID] = p
 	return p, nil
 }
