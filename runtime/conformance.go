@@ -187,11 +187,13 @@ func RunCase(t Target, c conformance.Case) result.OpCaseReport {
 }
 
 // CaseTimeout bounds a case's session creation and its run apart, unless
-// HWTEST_RUN_TIMEOUT is shorter: node cases are a few tensors of a few elements
-// and take milliseconds, so a case past it hung (seen: WebNN in Chromium on
-// GatherElements, ScatterElements, ConvTranspose with pads), and the model
-// cells' minute would cost every such case a minute.
-const CaseTimeout = 15 * time.Second
+// HWTEST_RUN_TIMEOUT is shorter. Node cases are a few tensors of a few elements:
+// the slowest seen took 1.7 s (creation and run, WebNN in Chromium), most a few
+// ms. A case past it hung: WebNN in Chromium hangs on 101 of the 932 (every
+// NLLLoss and most SoftmaxCrossEntropyLoss cases, some GatherElements,
+// ScatterElements, ConvTranspose, MaxPool), and each hang costs this much and a
+// new page, so the model cells' minute would cost that target over 1.5 hours.
+const CaseTimeout = 5 * time.Second
 
 func caseTimeout() (time.Duration, error) {
 	d, err := RunTimeout()
