@@ -120,6 +120,8 @@ func opFile(cases []conformance.Case, targets []catalog.Target, vars map[string]
 		jen.Id("op").Op(":=").Add(op),
 		jen.Id("specs").Op(":=").Func().Params(jen.Id("cases").Op("*").Qual(templates.RuntimePath, "OpCases")).Block(its...),
 	}
+	// ContinueOnFailure: an Ordered container skips its remaining specs after a
+	// failure, and one failing case must not hide the operator's other cases.
 	for _, t := range targets {
 		body = append(body, templates.Ginkgo("Context").Call(
 			jen.Lit(t.ID), templates.Ginkgo("Ordered"), templates.Ginkgo("ContinueOnFailure"), templates.Ginkgo("Label").Call(jen.Lit(result.TargetLabel(t.ID))),

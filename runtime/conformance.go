@@ -212,6 +212,20 @@ func RunCase(t Target, c conformance.Case) result.OpCaseReport {
 	return r
 }
 
+// CaseTimeout bounds a case's session creation and its run apart, unless
+// HWTEST_RUN_TIMEOUT is shorter. Node cases are a few tensors of a few elements:
+// the slowest seen took 1.7 s (creation and run, WebNN in Chromium), most a few
+// ms. A case past it hung: WebNN in Chromium hangs on 101 of the 932 (every
+// NLLLoss and most SoftmaxCrossEntropyLoss cases, some GatherElements,
+// ScatterElements, ConvTranspose, MaxPool), and each hang costs this much and a
+// new page, so the model cells' minute would cost that target over 1.5 hours.
+const CaseTimeout = 5 * time.Second
+
+func caseTimeout() (time.Duration, error) {
+	d, err := RunTimeout()
+	return min(d, CaseTimeout), err
+}
+
 // runStatus: what ONNX Runtime refused or failed is not-supported, in its words;
 // hwtest's own conversions and a run past its deadline are errors.
 func runStatus(err error) string {
@@ -323,7 +337,7 @@ func (d caseData) run(t Target) ([]Tensor, error) {
 		return nil, tensorError{err} // a bad HWTEST_THREADS: ours, not the target's
 	}
 	defer opts.Destroy()
-	timeout, err := RunTimeout()
+	timeout, err := caseTimeout()
 	if err != nil {
 		return nil, tensorError{err}
 	}
@@ -544,7 +558,8 @@ func casePage(t Target) (*browser.CasePage, error) {
 	if p, ok := casePages.m[t.ID]; ok {
 		return p, nil
 	}
-	if _, err := RunTimeout(); err != nil {
+	timeout, err := caseTimeout()
+	if err != nil {
 		return nil, err
 	}
 	b, err := browser.Shared(BrowserConfig(), t.Provider == "webnn")
@@ -555,6 +570,7 @@ func casePage(t Target) (*browser.CasePage, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.Timeout = timeout
 	casePages.m[t.ID] = p
 	return p, nil
 }

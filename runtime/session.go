@@ -222,7 +222,10 @@ func openSession(path string, t Target, strict, reference bool, profilePrefix st
 // presetShapes picks the outputs Run allocates itself, with their shapes:
 // scalars, which only the model file tells apart from an output of unknown rank
 // (ONNX Runtime reports both with no dims), and float16/bfloat16 outputs of a
-// fixed shape. A model without inputs gets every output it can, because its
+// fixed shape. An output the file names without a type (explain's exposed
+// intermediates, onnx.Expose) has what ONNX Runtime inferred: with no dims it
+// is taken for a scalar, as it nearly always is; one of unknown rank fails the run
+// ("Shape mismatch attempting to re-use buffer"). A model without inputs gets every output it can, because its
 // runs go through an IoBinding, which needs them. Everything else is left to
 // ONNX Runtime, as before: no copy, no cost.
 func presetShapes(outputs []ort.InputOutputInfo, declared []onnx.ValueInfo, noInputs bool) [][]int64 {

@@ -71,8 +71,16 @@ func TestSessionScalarAndHalfOutputs(t *testing.T) {
 	g.Node("Cast", []string{x}, []string{"half"}, onnx.Int("to", int64(onnx.Float16)))
 	g.Output("sum", onnx.Float32) // no dims: a scalar
 	g.Outputs = append(g.Outputs, onnx.ValueInfo{Name: "copy", Type: onnx.Float32, Unranked: true})
+	g.Node("ReduceMax", []string{x}, []string{"inner"}, onnx.Int("keepdims", 0))
+	g.Node("Neg", []string{"inner"}, []string{"negmax"})
 	g.Output("half", onnx.Float16, 4)
-	path, err := writeTemp(t.TempDir(), "outputs.onnx", g.Model().Marshal())
+	g.Output("negmax", onnx.Float32)
+	// "inner", exposed by name alone as explain does: a scalar ONNX Runtime infers.
+	model, err := onnx.Expose(g.Model().Marshal(), []string{"inner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := writeTemp(t.TempDir(), "outputs.onnx", model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +107,9 @@ func TestSessionScalarAndHalfOutputs(t *testing.T) {
 	wantHalf := []float64{1, 2.5, onnx.HalfValue(onnx.HalfBits(float64(float32(-0.1)))), 1000.5}
 	if o := got[2]; o.Type != ort.TensorElementDataTypeFloat16 || !slices.Equal(o.Data, wantHalf) {
 		t.Errorf("float16 output: %+v, want %v", o, wantHalf)
+	}
+	if o := got[4]; o.Name != "inner" || len(o.Shape) != 0 || !slices.Equal(o.Data, []float64{float64(float32(1000.3))}) {
+		t.Errorf("exposed scalar: %+v", o)
 	}
 	// Timed runs allocate the same way.
 	b, err := s.Bind(in)
