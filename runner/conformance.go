@@ -33,9 +33,9 @@ type ConformanceOptions struct {
 	Targets []catalog.Target   // in hardware.yaml's order
 	Cases   []conformance.Case // the cases to run (every one the suite has, or some operators')
 	Timeout time.Duration      // per target process
-	// CaseTimeout bounds one case's session and run (HWTEST_RUN_TIMEOUT in the
-	// suite): a case is one node on a few elements, so a case still running after
-	// it hung, and the process goes on with the next.
+	// CaseTimeout bounds one case's session and its run (runtime.CaseTimeoutEnv
+	// in the suite; runtime.CaseTimeout when 0): a case is one node on a few
+	// elements, so one still running after it hung, and the process goes on.
 	CaseTimeout time.Duration
 	Env         []string
 	Log         io.Writer
@@ -123,7 +123,7 @@ func runConformanceTarget(ctx context.Context, o ConformanceOptions, bin, target
 	cmd.Dir = filepath.Join(o.Root, filepath.FromSlash(generator.ConformanceDir))
 	cmd.Env = append(append(os.Environ(), "HWTEST_ROOT="+o.Root, runtime.CasesLogEnv+"="+caseLog), o.Env...)
 	if o.CaseTimeout > 0 {
-		cmd.Env = append(cmd.Env, "HWTEST_RUN_TIMEOUT="+o.CaseTimeout.String())
+		cmd.Env = append(cmd.Env, runtime.CaseTimeoutEnv+"="+o.CaseTimeout.String())
 	}
 	cmd.SysProcAttr = childProcAttr()
 	cmd.Cancel = func() error {

@@ -20,6 +20,7 @@ import (
 	"github.com/hwtest/hwtest/history"
 	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/runner"
+	"github.com/hwtest/hwtest/runtime"
 )
 
 // ConformanceOptions is what `hwtest conformance` acts on.
@@ -64,7 +65,7 @@ func newConformanceCmd(g *Globals, runF func(*ConformanceOptions) error) *cobra.
 	cmd.Flags().StringSliceVar(&opts.TargetIDs, "target", nil, "only these targets (repeatable); default all")
 	cmd.Flags().StringSliceVar(&opts.Ops, "op", nil, "only these operators' cases (repeatable), e.g. --op Add; default all")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "per-target process timeout")
-	cmd.Flags().DurationVar(&opts.CaseTimeout, "case-timeout", 10*time.Second, "per-case limit: a case's session and run on the target (each is one node on a few elements)")
+	cmd.Flags().DurationVar(&opts.CaseTimeout, "case-timeout", runtime.CaseTimeout, "per-case limit on a case's session creation and on its run (each case is one node on a few elements)")
 	cmd.Flags().StringVar(&opts.ReportsDir, "reports", "", "reports folder (default ROOT/reports)")
 	cmd.Flags().BoolVar(&opts.NoGenerate, "no-generate", false, "run generated/ as it is, without regenerating")
 	cmd.Flags().BoolVar(&opts.NoStore, "no-store", false, "print the results without storing them in the history")
