@@ -369,6 +369,10 @@ func (d caseData) run(t Target) ([]Tensor, error) {
 		// An output allocated in the expected shape and ONNX Runtime's differs.
 		return nil, shapeMismatch{err}
 	}
+	if errors.Is(err, ErrRunTimeout) { // the case's limit, not the model cells' variable
+		rest := strings.TrimPrefix(strings.Replace(err.Error(), " (HWTEST_RUN_TIMEOUT)", "", 1), ErrRunTimeout.Error())
+		err = fmt.Errorf("%w%s (the case limit: %s or hwtest conformance --case-timeout)", ErrRunTimeout, rest, CaseTimeoutEnv)
+	}
 	return got, err
 }
 
