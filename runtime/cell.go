@@ -307,6 +307,7 @@ func (c *Cell) record(check string, status result.Status, reason string, extra f
 	}
 	c.noteStatus(status, reason)
 	ginkgo.AddReportEntry(result.ReportEntryName, r, ginkgo.ReportEntryVisibilityNever)
+	fmt.Fprintln(ginkgo.GinkgoWriter, stepLine(r, c.Target.Provider))
 }
 
 func (c *Cell) provenance() *result.Provenance {

@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,4 +69,37 @@ func (c *Cell) noteStatus(status result.Status, reason string) {
 		return
 	}
 	c.status, c.reason = status, reason
+}
+
+// stepLine is one step of a cell as a hand-run `ginkgo -v` shows it (GinkgoWriter):
+// status and reason, then what the step measured, so a person at a terminal sees
+// the numbers `hwtest run` stores, not only pass or fail:
+//
+//	silero-vad-v5 on cpu, measure: pass · p50 0.102 ms, p99 0.150 ms, 9.8k/s · peak RSS 151.2 MiB (model 20.1 MiB) · placement: 100% of 12 nodes on CPU
+func stepLine(r result.CellReport, provider string) string {
+	s := fmt.Sprintf("%s on %s, %s: %s", r.Model, r.Target, r.Check, r.Status)
+	if r.Reason != "" {
+		s += " (" + strings.Join(strings.Fields(r.Reason), " ") + ")"
+	}
+	if m := r.Metrics; m != nil {
+		s += fmt.Sprintf(" · load %s ms, first run %s ms · p50 %s ms, p99 %s ms, %s/s",
+			result.FormatMS(m.LoadMS), result.FormatMS(m.FirstRunMS), result.FormatMS(m.P50MS), result.FormatMS(m.P99MS), result.FormatPerSecond(m.ThroughputPerS))
+		if m.PeakRSSBytes > 0 {
+			s += fmt.Sprintf(" · peak RSS %s MiB", result.FormatMiB(m.PeakRSSBytes))
+			if m.ModelPeakBytes > 0 {
+				s += fmt.Sprintf(" (model %s MiB)", result.FormatMiB(m.ModelPeakBytes))
+			}
+		}
+	}
+	if p := r.Placement; p != nil {
+		if p.EP != "" { // a browser target's profile names its EP ("WebGpu"), not hardware.yaml's provider
+			provider = p.EP
+		}
+		s += " · placement: " + p.Summary(provider)
+	}
+	if r.Worst != nil && r.Status != result.StatusPass {
+		d := r.Worst
+		s += fmt.Sprintf(" · worst: %s[%d] = %g, want %g (|error| %.3g > %.3g)", d.Output, d.Index, d.Got, d.Want, d.AbsErr, d.Allowed)
+	}
+	return s
 }

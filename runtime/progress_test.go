@@ -1,0 +1,32 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hwtest/hwtest/result"
+)
+
+// What a hand-run `ginkgo -v` prints for a cell's steps: the numbers hwtest run
+// stores, and placement in the EP's own name on a browser target.
+func TestStepLineShowsTheMeasurements(t *testing.T) {
+	measured := result.CellReport{Model: "silero-vad-v5", Target: "webgpu-native", Check: result.CheckMeasure, Status: result.StatusPartial,
+		Reason: "77% of 226 nodes on WebGpu, the rest on CPU",
+		Metrics: &result.Metrics{LoadMS: 1379, FirstRunMS: 1586, P50MS: 63.1, P99MS: 79, ThroughputPerS: 15.1,
+			PeakRSSBytes: 534 << 20, ModelPeakBytes: 20 << 20},
+		Placement: &result.Placement{EP: "WebGpuExecutionProvider", Nodes: 226, ByProvider: map[string]result.ProviderShare{
+			"WebGpuExecutionProvider": {Nodes: 174}, "CPUExecutionProvider": {Nodes: 52}}},
+	}
+	got := stepLine(measured, "webgpu")
+	for _, want := range []string{"silero-vad-v5 on webgpu-native, measure: partial (77% of 226 nodes on WebGpu, the rest on CPU)",
+		"load 1379 ms", "p50 63.1 ms", "p99 79 ms", "15.1/s", "peak RSS 534.0 MiB (model 20.0 MiB)", "placement: 77% of 226 nodes on WebGpu"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the line lacks %q:\n%s", want, got)
+		}
+	}
+	mismatch := result.CellReport{Model: "m", Target: "webgpu", Check: "agrees with the CPU reference", Status: result.StatusMismatch,
+		Worst: &result.Deviation{Output: "stateN", Index: 251, Got: -1, Want: 0, AbsErr: 1, Allowed: 1e-4}}
+	if got := stepLine(mismatch, "webgpu"); !strings.Contains(got, "worst: stateN[251] = -1, want 0 (|error| 1 > 0.0001)") {
+		t.Errorf("the mismatch line lacks its worst element:\n%s", got)
+	}
+}
