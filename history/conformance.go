@@ -98,28 +98,29 @@ type Scoreboard struct {
 	Runs  map[string]ScoreRun
 }
 
-// Scoreboard reads, for each target, the cases of its latest conformance run that
-// had the target available: a later run on a machine without a GPU does not hide
-// the run that had one. A target only ever unavailable shows its latest run's
-// reasons. No targets means all of them.
+// Scoreboard reads, for each (target, case), the latest result that is an answer
+// from the target (pass, mismatch or not-supported), else its latest of any status.
+// So a later run on a machine without a GPU does not hide the run that had one, a
+// run of some operators (--op) updates only theirs, and a run cut short by its
+// timeout, an interrupt or a dead browser (its unfinished cases are errors) does
+// not replace what an earlier run measured. Runs says, per target, the latest run
+// its column draws on. No targets means all of them.
 func (db *DB) Scoreboard(ctx context.Context, targets []string) (Scoreboard, error) {
 	sb := Scoreboard{Runs: map[string]ScoreRun{}}
 	query := `
-WITH per AS (
-	SELECT o.target, o.run_id, r.finished_at, coalesce(r.host, '') AS host,
-	       bool_or(o.status <> 'unavailable') AS ran
-	FROM op_cases o JOIN conformance_runs r USING (run_id)
-	GROUP BY ALL),
-pick AS (
-	SELECT target, run_id, finished_at, host FROM (
-		SELECT *, row_number() OVER (PARTITION BY target ORDER BY ran DESC, finished_at DESC, run_id DESC) AS n FROM per)
-	WHERE n = 1)
-SELECT o.target, o.op, o.domain, coalesce(o.opset, 0), o.case_name, o.status,
-       o.worst_output, o.worst_index, o.worst_got, o.worst_want, o.worst_abs_err, o.worst_allowed,
-       coalesce(o.error, ''), coalesce(o.device, ''), coalesce(o.ms, 0),
-       p.run_id, p.finished_at, p.host
-FROM op_cases o JOIN pick p USING (target, run_id)
-ORDER BY o.target, o.case_name`
+SELECT target, op, domain, opset, case_name, status,
+       worst_output, worst_index, worst_got, worst_want, worst_abs_err, worst_allowed,
+       error, device, ms, run_id, finished_at, host
+FROM (
+	SELECT o.target, o.op, o.domain, coalesce(o.opset, 0) AS opset, o.case_name, o.status,
+	       o.worst_output, o.worst_index, o.worst_got, o.worst_want, o.worst_abs_err, o.worst_allowed,
+	       coalesce(o.error, '') AS error, coalesce(o.device, '') AS device, coalesce(o.ms, 0) AS ms,
+	       o.run_id, r.finished_at, coalesce(r.host, '') AS host,
+	       row_number() OVER (PARTITION BY o.target, o.case_name
+	                          ORDER BY o.status IN ('pass', 'mismatch', 'not-supported') DESC, r.finished_at DESC, o.run_id DESC) AS n
+	FROM op_cases o JOIN conformance_runs r USING (run_id))
+WHERE n = 1
+ORDER BY target, case_name`
 	err := db.each(ctx, query, func(rows *sql.Rows) error {
 		var c result.OpCaseReport
 		var output sql.NullString
@@ -138,7 +139,9 @@ ORDER BY o.target, o.case_name`
 			return nil
 		}
 		sb.Cases = append(sb.Cases, c)
-		sb.Runs[c.Target] = run
+		if last, ok := sb.Runs[c.Target]; !ok || run.Finished.After(last.Finished) {
+			sb.Runs[c.Target] = run
+		}
 		return nil
 	})
 	if err != nil {

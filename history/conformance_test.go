@@ -77,3 +77,39 @@ func TestScoreboardKeepsTheLatestRunThatHadTheTarget(t *testing.T) {
 		t.Errorf("cpu only: %+v, %v", sb.Cases, err)
 	}
 }
+
+// A later run of one operator (--op) updates that operator's cases only, and a
+// run cut short (its unfinished cases are errors) does not replace what an
+// earlier run measured; an error with nothing before it still shows.
+func TestScoreboardKeepsEachCasesLatestAnswer(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
+	store := func(id string, at time.Time, cases ...result.OpCaseReport) {
+		t.Helper()
+		if err := db.StoreConformance(ctx, ConformanceRun{RunID: id, Finished: at, DataVersion: "1.12.0", Tolerance: "t", Cases: cases}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := func(name, status string) result.OpCaseReport {
+		return result.OpCaseReport{Case: name, Op: name, Target: "cpu", Status: status}
+	}
+	store("full", at, c("test_abs", result.CasePass), c("test_add", result.CaseMismatch), c("test_relu", result.CasePass))
+	store("abs-only", at.Add(time.Hour), c("test_abs", result.CaseNotSupported))
+	store("timed-out", at.Add(2*time.Hour), c("test_add", result.CaseError), c("test_relu", result.CaseError), c("test_new", result.CaseError))
+	sb, err := db.Scoreboard(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, x := range sb.Cases {
+		got[x.Case] = x.Status
+	}
+	want := map[string]string{"test_abs": result.CaseNotSupported, "test_add": result.CaseMismatch, "test_relu": result.CasePass, "test_new": result.CaseError}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if sb.Runs["cpu"].RunID != "timed-out" {
+		t.Errorf("cpu's latest run: %+v", sb.Runs["cpu"])
+	}
+}
