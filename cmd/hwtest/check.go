@@ -212,7 +212,7 @@ func checkScoreboard(g *Globals) (*conformance.Board, string) {
 		run := sb.Runs[t]
 		runs = append(runs, fmt.Sprintf("%s: %s (%s)", t, run.RunID, run.Finished.UTC().Format("2006-01-02 15:04 UTC")))
 	}
-	return &sb.Board, fmt.Sprintf("ONNX's conformance cases within %s; each target's latest conformance run that had it: %s",
+	return &sb.Board, fmt.Sprintf("ONNX's conformance cases within %s; each case's latest answer on each target (latest runs: %s)",
 		conformance.ToleranceText, strings.Join(runs, ", "))
 }
 

@@ -16,8 +16,8 @@ import (
 )
 
 // `hwtest report --ops`: the operator × target scoreboard of ONNX's own conformance
-// cases, as the history keeps it (each target's latest conformance run that had
-// it; `hwtest conformance` stores them).
+// cases, as the history keeps it (each case's latest answer on each target;
+// `hwtest conformance` stores them).
 
 // scoreboard is the board the flags ask for, with the runs its columns come from.
 type scoreboard struct {
@@ -182,7 +182,7 @@ func (r opsReport) writeText(w io.Writer) error {
 	bw.printf("# Operator conformance\n\n")
 	bw.printf("ONNX's own node test cases (libonnx-testdata %s), each compared with the outputs the ONNX project wrote,\n", conformance.Version)
 	bw.printf("not with hwtest's CPU reference. Pass: every output within %s.\n", r.Tolerance)
-	bw.printf("Each target's column is its latest conformance run that had the target.\n\n")
+	bw.printf("Each case shows its latest answer on the target (pass, mismatch or not supported) across conformance runs; RUN is the latest run a target's column draws on.\n\n")
 
 	bw.printf("## Targets\n\n")
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
