@@ -4,15 +4,14 @@ import (
 	"testing"
 
 	"github.com/hwtest/hwtest/conformance"
+	"github.com/hwtest/hwtest/internal/testenv"
 )
 
 // The installed libonnx-testdata 1.12.0 has 932 node cases of 164 operators (plain
 // cases; expanded ones count for the operator they expand).
 func TestLoadReadsEveryNodeCase(t *testing.T) {
 	dir, err := conformance.DataDir("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	testenv.Need(t, "ONNX's test cases (make setup)", err)
 	cases, err := conformance.Load(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -329,3 +329,33 @@ func unified(path string, old, new []byte) string {
 	}
 	return s
 }
+
+// ReadGenerated reads the generated files (those with a generated header) under
+// root/dir, keyed by slash-separated path relative to root: what is there, to keep
+// as it is.
+func ReadGenerated(root, dir string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	top := filepath.Join(root, filepath.FromSlash(dir))
+	err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == top {
+			return fs.SkipDir
+		}
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
+			return err
+		}
+		if ok, err := isGenerated(p); err != nil || !ok {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		files[filepath.ToSlash(rel)] = data
+		return nil
+	})
+	return files, err
+}

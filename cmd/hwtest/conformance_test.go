@@ -66,3 +66,33 @@ func TestConformanceStoresEachCaseOnEachTarget(t *testing.T) {
 		t.Errorf("cuda is unavailable without the probe's reason")
 	}
 }
+
+// A machine without ONNX's test cases (a worker that only runs models) keeps
+// generated/conformance/ as it is, says so, and still generates and verifies the
+// model suites; only `hwtest conformance` needs the cases.
+func TestWithoutTheTestCasesConformanceSuitesAreKept(t *testing.T) {
+	needSuites(t)
+	bin := buildHwtest(t)
+	root := t.TempDir()
+	for _, f := range []string{"go.mod", "models.yaml", "hardware.yaml", "generated"} {
+		if out, err := exec.Command("cp", "-r", filepath.Join("../..", f), root).CombinedOutput(); err != nil {
+			t.Fatalf("cp %s: %v\n%s", f, err, out)
+		}
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = root // not this repository, whose .hwtest has the cases
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("verify", "--quiet")
+	if err != nil || !strings.Contains(out, "warning: generated/conformance/ kept as it is (165 files)") || !strings.Contains(out, "generated/ is up to date") {
+		t.Errorf("verify without the cases: %v\n%s", err, out)
+	}
+	if out, err := run("generate"); err != nil || !strings.Contains(out, "; 0 changed") {
+		t.Errorf("generate without the cases changed files: %v\n%s", err, out)
+	}
+	if out, err := run("conformance", "--target", "cpu"); err == nil || !strings.Contains(out, "run `make setup`") {
+		t.Errorf("conformance without the cases: %v\n%s", err, out)
+	}
+}
