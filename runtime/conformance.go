@@ -212,7 +212,8 @@ func RunCase(t Target, c conformance.Case) result.OpCaseReport {
 	return r
 }
 
-// CaseTimeout bounds a case's session creation and its run apart, unless
+// CaseTimeout bounds a case's run, and on a browser target its session creation
+// too (onnxruntime_go cannot stop a native session being created), unless
 // CaseTimeoutEnv (`hwtest conformance --case-timeout`) says otherwise. Node cases
 // are a few tensors of a few elements: the slowest seen took 1.7 s (creation and
 // run, WebNN in Chromium), most a few ms. A case past it hung: WebNN in Chromium
@@ -530,7 +531,11 @@ func browserCaseStatus(res browser.CaseResult) string {
 	switch {
 	case res.Stage == "input",
 		strings.Contains(res.Err, "timed out after"),
-		strings.Contains(res.Err, "(the page was replaced)"):
+		strings.Contains(res.Err, "(the page was replaced)"),
+		// The browser is gone (no page could be opened) or the harness stopped
+		// early: nothing of the case reached onnxruntime-web.
+		strings.HasPrefix(res.Err, "opening a new page after a hang or crash"),
+		strings.Contains(res.Err, "the page answered before it ran every case"):
 		return result.CaseError
 	}
 	return result.CaseNotSupported

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwtest/hwtest/browser"
 	"github.com/hwtest/hwtest/result"
 )
 
@@ -28,5 +29,20 @@ func TestStepLineShowsTheMeasurements(t *testing.T) {
 		Worst: &result.Deviation{Output: "stateN", Index: 251, Got: -1, Want: 0, AbsErr: 1, Allowed: 1e-4}}
 	if got := stepLine(mismatch, "webgpu"); !strings.Contains(got, "worst: stateN[251] = -1, want 0 (|error| 1 > 0.0001)") {
 		t.Errorf("the mismatch line lacks its worst element:\n%s", got)
+	}
+}
+
+// A browser that is gone, or a harness that stopped early, is hwtest's error: the
+// case never reached onnxruntime-web, so it says nothing of the target's support.
+func TestBrowserCaseStatusOfPageFailures(t *testing.T) {
+	for err, want := range map[string]string{
+		"opening a new page after a hang or crash: chrome failed to start":    result.CaseError,
+		"the page answered before it ran every case":                          result.CaseError,
+		"timed out after 5s: no answer from the page (the page was replaced)": result.CaseError,
+		"Failed to create session: Program Cast requires f16":                 result.CaseNotSupported,
+	} {
+		if got := browserCaseStatus(browser.CaseResult{Err: err, Stage: "create"}); got != want {
+			t.Errorf("%q: %s, want %s", err, got, want)
+		}
 	}
 }

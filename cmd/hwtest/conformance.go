@@ -65,7 +65,7 @@ func newConformanceCmd(g *Globals, runF func(*ConformanceOptions) error) *cobra.
 	cmd.Flags().StringSliceVar(&opts.TargetIDs, "target", nil, "only these targets (repeatable); default all")
 	cmd.Flags().StringSliceVar(&opts.Ops, "op", nil, "only these operators' cases (repeatable), e.g. --op Add; default all")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "per-target process timeout")
-	cmd.Flags().DurationVar(&opts.CaseTimeout, "case-timeout", runtime.CaseTimeout, "per-case limit on a case's session creation and on its run (each case is one node on a few elements)")
+	cmd.Flags().DurationVar(&opts.CaseTimeout, "case-timeout", runtime.CaseTimeout, "per-case limit on a case's run, and on a browser target its session creation too (each case is one node on a few elements; --timeout bounds a target's whole process)")
 	cmd.Flags().StringVar(&opts.ReportsDir, "reports", "", "reports folder (default ROOT/reports)")
 	cmd.Flags().BoolVar(&opts.NoGenerate, "no-generate", false, "run generated/ as it is, without regenerating")
 	cmd.Flags().BoolVar(&opts.NoStore, "no-store", false, "print the results without storing them in the history")
@@ -174,12 +174,13 @@ func storeConformance(g *Globals, id string, targets []catalog.Target, res *runn
 	}
 	defer db.Close()
 	host, _ := os.Hostname()
+	lib, _ := runtime.Init() // the native library's version; "" when it does not load
 	var ids []string
 	for _, t := range targets {
 		ids = append(ids, t.ID)
 	}
 	return db.StoreConformance(context.Background(), history.ConformanceRun{
-		RunID: id, Finished: time.Now(), Host: host, DataVersion: conformance.Version, Tolerance: conformance.ToleranceText,
+		RunID: id, Finished: time.Now(), Host: host, ORTVersion: lib.Version, DataVersion: conformance.Version, Tolerance: conformance.ToleranceText,
 		Targets: ids, Interrupted: res.Interrupted, Cases: res.Cases,
 	})
 }

@@ -65,6 +65,11 @@ func TestConformanceStoresEachCaseOnEachTarget(t *testing.T) {
 	if c := got["cuda test_add"]; c.Error == "" {
 		t.Errorf("cuda is unavailable without the probe's reason")
 	}
+	// Which ONNX Runtime gave these answers.
+	var ort string
+	if err := h.SQL().QueryRow(`SELECT coalesce(ort_version, '') FROM conformance_runs`).Scan(&ort); err != nil || !strings.HasPrefix(ort, "1.") {
+		t.Errorf("the run's ONNX Runtime version: %q, %v", ort, err)
+	}
 }
 
 // A machine without ONNX's test cases (a worker that only runs models) keeps
