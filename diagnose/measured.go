@@ -42,12 +42,13 @@ type MeasuredOp struct {
 }
 
 // Measure reads the model's operators (onnx.Inspect's Ops) off the board's column
-// for target. An operator no case of which passed (unsupported) makes the model
-// fail; with none such, one never measured leaves no prediction; otherwise it
-// should run, operators some of whose cases fail (partly) named with those cases.
+// for target. An operator no case of which passed and some of which gave wrong
+// answers makes the model fail; with none such, one never measured leaves no
+// prediction; otherwise it should run, operators refused in every case (expected
+// on the CPU) and those some of whose cases fail (partly) named.
 func Measure(opCounts map[string]int, b conformance.Board, target string) Measured {
 	var m Measured
-	var unsupported, partly, unmeasured []string
+	var unsupported, refused, partly, unmeasured []string
 	for _, op := range sortedKeys(opCounts) {
 		mo := MeasuredOp{Op: op, Support: b.Support(op, target)}
 		if n, ok := b.Cells[op][target]; ok {
@@ -70,7 +71,16 @@ func Measure(opCounts map[string]int, b conformance.Board, target string) Measur
 		}
 		switch mo.Support {
 		case conformance.Unsupported:
-			unsupported = append(unsupported, op)
+			// No case passed. Wrong answers mean the model's would be wrong too;
+			// refusals alone mean the runtime would not take the node, and
+			// ONNX Runtime then runs it on the CPU (the cell is partial): every
+			// Cast case refused on webgpu-native (double, float16, string) said
+			// "fails" for 12 models whose cells were partial.
+			if n := b.Cells[op][target]; n.Mismatch > 0 {
+				unsupported = append(unsupported, op)
+			} else {
+				refused = append(refused, op)
+			}
 		case conformance.Partly:
 			partly = append(partly, op)
 		case conformance.Unmeasured:
@@ -81,7 +91,7 @@ func Measure(opCounts map[string]int, b conformance.Board, target string) Measur
 	switch {
 	case len(unsupported) > 0:
 		m.Outcome = OutcomeFails
-		m.Verdict = fmt.Sprintf("fails: no case of %s passed", strings.Join(unsupported, ", "))
+		m.Verdict = fmt.Sprintf("fails: no case of %s passed, and some gave wrong answers", strings.Join(unsupported, ", "))
 	case b.ByTarget[target].Ran() == 0:
 		m.Verdict = "unmeasured: no conformance case ran on " + target
 	case len(unmeasured) > 0:
@@ -92,6 +102,9 @@ func Measure(opCounts map[string]int, b conformance.Board, target string) Measur
 	default:
 		m.Outcome = OutcomeRuns
 		m.Verdict = "should run"
+	}
+	if len(refused) > 0 && m.Outcome == OutcomeRuns {
+		m.Verdict += fmt.Sprintf("; %s refused in every case: expect it on the CPU", strings.Join(refused, ", "))
 	}
 	if len(partly) > 0 {
 		m.Verdict += fmt.Sprintf("; some cases of %s failed", strings.Join(partly, ", "))
@@ -113,7 +126,7 @@ func (p Prediction) Documented() string {
 }
 
 // MatchRule says what "matched" means, as `hwtest check` prints it.
-const MatchRule = `documented "pass" (every operator in the EP's table) = the cell is pass; documented "partial" (some operators fall back to the CPU) = partial; measured "runs" (no operator whose cases all fail, none unmeasured but Constant, which ONNX Runtime folds) = pass or partial; measured "fails" (an operator none of whose cases passed) = mismatch, error or expected-fail. No prediction (no table, an operator never measured) does not match. Unavailable cells are not counted: nothing was observed.`
+const MatchRule = `documented "pass" (every operator in the EP's table) = the cell is pass; documented "partial" (some operators fall back to the CPU) = partial; measured "runs" (no operator whose cases all fail with a wrong answer among them, none unmeasured but Constant, which ONNX Runtime folds; an operator refused in every case is expected on the CPU) = pass or partial; measured "fails" (an operator none of whose cases passed, some with wrong answers) = mismatch, error or expected-fail. No prediction (no table, an operator never measured) does not match. Unavailable cells are not counted: nothing was observed.`
 
 // Observed reports whether a cell's status is an observation: an unavailable
 // target saw nothing.
