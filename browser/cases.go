@@ -225,7 +225,7 @@ type caseEvent struct {
 func (p *CasePage) Run(cases []Case) ([]CaseResult, error) {
 	results := make([]CaseResult, len(cases))
 	// What the page gets, case by case; a case hwtest cannot send fails here.
-	var todo []int
+	var pending []int // indices of the cases not settled yet, in order
 	wire := make([]wireCase, len(cases))
 	size := make([]int, len(cases))
 	for i, c := range cases {
@@ -236,25 +236,25 @@ func (p *CasePage) Run(cases []Case) ([]CaseResult, error) {
 		}
 		js, _ := json.Marshal(w)
 		wire[i], size[i] = w, len(js)
-		todo = append(todo, i)
+		pending = append(pending, i)
 	}
-	for len(todo) > 0 {
+	for len(pending) > 0 {
 		if p.page == nil {
 			if err := p.open(); err != nil {
 				err = fmt.Errorf("opening a new page after a hang or crash: %w", err)
-				for _, i := range todo {
+				for _, i := range pending {
 					results[i] = CaseResult{Err: err.Error(), Stage: "create"}
 				}
 				return results, err
 			}
 		}
 		n, bytes := 0, 0
-		for n < len(todo) && (n == 0 || bytes+size[todo[n]] <= maxChunkBytes) {
-			bytes += size[todo[n]]
+		for n < len(pending) && (n == 0 || bytes+size[pending[n]] <= maxChunkBytes) {
+			bytes += size[pending[n]]
 			n++
 		}
-		done := p.runChunk(todo[:n], wire, results)
-		todo = todo[done:]
+		done := p.runChunk(pending[:n], wire, results)
+		pending = pending[done:]
 	}
 	return results, nil
 }

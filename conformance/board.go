@@ -85,12 +85,7 @@ func Summarise(cases []result.OpCaseReport, order []string) Board {
 	return b
 }
 
-func qualified(c result.OpCaseReport) string {
-	if c.Domain == "" {
-		return c.Op
-	}
-	return c.Domain + ":" + c.Op
-}
+func qualified(c result.OpCaseReport) string { return QualifiedOp(c.Domain, c.Op) }
 
 // Support is what the measured cases say about an operator on a target.
 type Support string

@@ -55,11 +55,15 @@ func (c Case) Output(k int) string {
 }
 
 // QualifiedOp is "Op", or "domain:Op" outside ai.onnx.
-func (c Case) QualifiedOp() string {
-	if c.Domain == "" {
-		return c.Op
+func (c Case) QualifiedOp() string { return QualifiedOp(c.Domain, c.Op) }
+
+// QualifiedOp names an operator as the scoreboard and onnx.Inspect's Ops do: "Op",
+// or "domain:Op" outside ai.onnx.
+func QualifiedOp(domain, op string) string {
+	if domain == "" {
+		return op
 	}
-	return c.Domain + ":" + c.Op
+	return domain + ":" + op
 }
 
 // DataDir is the folder of node cases make setup installs under the state folder

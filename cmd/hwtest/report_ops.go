@@ -249,12 +249,7 @@ func firstOf(names []string, n int) string {
 	return fmt.Sprintf("%s, … (%d more)", strings.Join(names[:n], ", "), len(names)-n)
 }
 
-func qualifiedOp(c result.OpCaseReport) string {
-	if c.Domain == "" {
-		return c.Op
-	}
-	return c.Domain + ":" + c.Op
-}
+func qualifiedOp(c result.OpCaseReport) string { return conformance.QualifiedOp(c.Domain, c.Op) }
 
 // oneLine keeps an error's words on one line (runtime errors carry newlines).
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
