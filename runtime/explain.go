@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -388,9 +389,9 @@ func (e *Explanation) compare(l *onnx.Listing, got, want []Tensor, tol Tolerance
 			switch {
 			case worst[in] != nil:
 				st.State, st.Worst = "agrees", worst[in]
-			case contains(l.Inputs, in) && !contains(l.Initializers, in):
+			case slices.Contains(l.Inputs, in) && !slices.Contains(l.Initializers, in):
 				st.State = "graph input"
-			case contains(l.Initializers, in):
+			case slices.Contains(l.Initializers, in):
 				st.State = "initializer"
 			default:
 				st.State = "not compared: " + whyNot(in, unexposed)
@@ -464,13 +465,4 @@ func byName(ts []Tensor) map[string]Tensor {
 		m[t.Name] = t
 	}
 	return m
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
