@@ -20,7 +20,7 @@ ORT_LIB     := $(STATE)/lib/libonnxruntime.so.1
 
 GINKGO_VERSION := $(shell go list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
 GO_SOURCES     := $(shell find . -name '*.go' -not -path './$(STATE)/*' -not -path './generated/*') go.mod go.sum
-UNIT_PKGS      = $(shell go list ./... | grep -v /generated/)
+UNIT_PKGS      = $(shell go list ./... | grep -v -e /generated/ -e /generated-)
 
 # Benchmarks and test timing knobs (see runtime.DefaultBudget).
 MEASURE_TIME ?= 1s

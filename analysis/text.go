@@ -191,6 +191,9 @@ func (r Report) Text() []byte {
 		{"code commit", list(e.CodeCommit)},
 		{"catalog commit", list(e.CatalogCommit)},
 	}
+	if len(e.Catalog) > 0 { // runs from before it was recorded do not say
+		rows = append(rows, []string{"catalogs", list(e.Catalog)})
+	}
 	for _, d := range e.Devices {
 		rows = append(rows, []string{"device", d})
 	}

@@ -20,7 +20,12 @@ const lockName = ".generate.lock"
 // a file, so the kernel drops it when its holder exits, even on SIGKILL: no stale
 // lock to clean up. The returned func releases it.
 func Lock(root string, waiting io.Writer) (unlock func(), err error) {
-	dir := filepath.Join(root, Dir)
+	return LockIn(root, Repo, waiting)
+}
+
+// LockIn is Lock on out's folder.
+func LockIn(root string, out Out, waiting io.Writer) (unlock func(), err error) {
+	dir := filepath.Join(root, filepath.FromSlash(out.Dir))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -55,8 +60,8 @@ func Lock(root string, waiting io.Writer) (unlock func(), err error) {
 // it waits while a writer holds the lock, and creates nothing, so a read-only
 // checkout can still be verified. Without a lock file no writer has run here, and
 // there is nothing to wait for.
-func readLock(root string, waiting io.Writer) (unlock func(), err error) {
-	path := filepath.Join(root, Dir, lockName)
+func readLock(root string, out Out, waiting io.Writer) (unlock func(), err error) {
+	path := filepath.Join(root, filepath.FromSlash(out.Dir), lockName)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return func() {}, nil

@@ -25,6 +25,11 @@ type Change struct {
 // create (missing), to rewrite (changed), and generated files no model produces any
 // more (stale). Sorted by path.
 func Diff(root string, files map[string][]byte) ([]Change, error) {
+	return DiffIn(root, Repo, files)
+}
+
+// DiffIn is Diff for out's folder and files.
+func DiffIn(root string, out Out, files map[string][]byte) ([]Change, error) {
 	var changes []Change
 	for _, p := range SortedPaths(files) {
 		old, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
@@ -37,7 +42,7 @@ func Diff(root string, files map[string][]byte) ([]Change, error) {
 			changes = append(changes, Change{Path: p, Kind: "changed", Diff: unified(p, old, files[p])})
 		}
 	}
-	stale, err := staleFiles(root, files)
+	stale, err := staleFiles(root, out, files)
 	if err != nil {
 		return nil, err
 	}
@@ -55,19 +60,25 @@ func Diff(root string, files map[string][]byte) ([]Change, error) {
 // Compare is Diff under a shared generate lock (see readLock), so it never reads a
 // tree a Write in another process is halfway through.
 func Compare(root string, files map[string][]byte, waiting io.Writer) ([]Change, error) {
-	unlock, err := readLock(root, waiting)
+	return CompareIn(root, Repo, files, waiting)
+}
+
+// CompareIn is Compare for out's folder and files.
+func CompareIn(root string, out Out, files map[string][]byte, waiting io.Writer) ([]Change, error) {
+	unlock, err := readLock(root, out, waiting)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	return Diff(root, files)
+	return DiffIn(root, out, files)
 }
 
-// staleFiles are files under root/generated that carry the generated header but are
-// not in files. Hand-written files (no header) are left alone.
-func staleFiles(root string, files map[string][]byte) ([]string, error) {
+// staleFiles are files under out's folder that carry out's header but are not in
+// files. Hand-written files (no header), and another catalog's suites (a header
+// naming another catalog), are left alone.
+func staleFiles(root string, out Out, files map[string][]byte) ([]string, error) {
 	var stale []string
-	dir := filepath.Join(root, Dir)
+	dir := filepath.Join(root, filepath.FromSlash(out.Dir))
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) && p == dir {
 			return fs.SkipDir
@@ -83,7 +94,7 @@ func staleFiles(root string, files map[string][]byte) ([]string, error) {
 		if _, ok := files[rel]; ok {
 			return nil
 		}
-		generated, err := isGenerated(p)
+		generated, err := out.generated(p)
 		if generated {
 			stale = append(stale, rel)
 		}
@@ -92,7 +103,8 @@ func staleFiles(root string, files map[string][]byte) ([]string, error) {
 	return stale, err
 }
 
-func isGenerated(path string) (bool, error) {
+// generated reports whether the file at path is one of out's generated files.
+func (o Out) generated(path string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, err
@@ -100,7 +112,7 @@ func isGenerated(path string) (bool, error) {
 	defer f.Close()
 	head := make([]byte, 256)
 	n, _ := f.Read(head)
-	return bytes.HasPrefix(head[:n], []byte("// "+Header)) || bytes.HasPrefix(head[:n], []byte("// "+ConformanceHeader)), nil
+	return o.owns(head[:n]), nil
 }
 
 // Write brings root/generated in line with files: it writes missing and changed
@@ -114,15 +126,21 @@ func isGenerated(path string) (bool, error) {
 // writers (two `hwtest run`s at once) take turns; while it waits for one, it says so
 // on waiting (nil: silently).
 func Write(root string, files map[string][]byte, waiting io.Writer) ([]Change, error) {
-	unlock, err := Lock(root, waiting)
+	return WriteIn(root, Repo, files, waiting)
+}
+
+// WriteIn is Write for out's folder and files.
+func WriteIn(root string, out Out, files map[string][]byte, waiting io.Writer) ([]Change, error) {
+	unlock, err := LockIn(root, out, waiting)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := removeDebris(filepath.Join(root, Dir)); err != nil {
+	dir := filepath.Join(root, filepath.FromSlash(out.Dir))
+	if err := removeDebris(dir); err != nil {
 		return nil, err
 	}
-	changes, err := Diff(root, files)
+	changes, err := DiffIn(root, out, files)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +152,7 @@ func Write(root string, files map[string][]byte, waiting io.Writer) ([]Change, e
 		return nil, err
 	}
 	u.discard()
-	removeEmptyDirs(filepath.Join(root, Dir))
+	removeEmptyDirs(dir)
 	return changes, nil
 }
 
@@ -343,7 +361,7 @@ func ReadGenerated(root, dir string) (map[string][]byte, error) {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
 			return err
 		}
-		if ok, err := isGenerated(p); err != nil || !ok {
+		if ok, err := Repo.generated(p); err != nil || !ok {
 			return err
 		}
 		data, err := os.ReadFile(p)

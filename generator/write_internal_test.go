@@ -277,7 +277,7 @@ func TestCompareCreatesNothingAndShares(t *testing.T) {
 		t.Fatal(err)
 	}
 	unlock()
-	held, err := readLock(root, nil)
+	held, err := readLock(root, Repo, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ SELECT c.id, c.run_id, r.finished_at, c.model, c.family, c.target, c.status, c.r
        c.model_sha256, c.catalog_commit, c.code_commit, c.cell_time, c.has_metrics, c.has_size, c.has_provenance,
        c.wall_ms, c.warmup_ms, c.warmup_settled, c.warmup_drift, c.timed_ms, c.block_cov, c.unstable,
        c.intra_op_threads, c.inter_op_threads, c.cpu_governor,
-       c.model_peak_bytes, c.model_peak_scope, c.explain
+       c.model_peak_bytes, c.model_peak_scope, c.explain, c.catalog
 FROM cells c JOIN runs r USING (run_id)
 `
 
@@ -171,7 +171,7 @@ func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matr
 			status                                             string
 			warmMS, drift, timed, blockCoV                     sql.NullFloat64
 			settled                                            sql.NullBool
-			unstable, governor, explain                        sql.NullString
+			unstable, governor, explain, catalogFiles          sql.NullString
 			intraOp, interOp                                   sql.NullInt32
 		)
 		err := rows.Scan(&id, &c.RunID, &c.RunTime, &c.Model, &family, &c.Target, &status, &reason, &cause, &fixture, &fallback, &fallsTo,
@@ -182,7 +182,7 @@ func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matr
 			&ortVersion, &ortLib, &ortSHA, &provider, &options, &cpu, &device, &driver,
 			&modelSHA, &catalogCommit, &code, &cellTime, &hasMetrics, &hasSize, &hasProvenance,
 			&wall, &warmMS, &settled, &drift, &timed, &blockCoV, &unstable,
-			&intraOp, &interOp, &governor, &modelPeak, &modelScope, &explain)
+			&intraOp, &interOp, &governor, &modelPeak, &modelScope, &explain, &catalogFiles)
 		if err != nil {
 			return nil, fmt.Errorf("history %s: reading cells: %w", db.path, err)
 		}
@@ -214,7 +214,7 @@ func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matr
 			p := &result.Provenance{
 				ORTVersion: ortVersion.String, ORTLibrary: ortLib.String, ORTLibSHA256: ortSHA.String, Provider: provider.String,
 				HostCPU: cpu.String, Device: device.String, Driver: driver.String, ModelSHA256: modelSHA.String,
-				CatalogCommit: catalogCommit.String, CodeCommit: code.String,
+				CatalogCommit: catalogCommit.String, CodeCommit: code.String, Catalog: catalogFiles.String,
 				IntraOpThreads: int(intraOp.Int32), InterOpThreads: int(interOp.Int32), CPUGovernor: governor.String,
 			}
 			if cellTime.Valid {

@@ -8,7 +8,7 @@ import (
 
 // SchemaVersion is the version of the schema this hwtest writes. A database of an
 // older version is migrated; a newer one is refused.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrations[i] takes a database from version i to version i+1. Each runs in one
 // transaction with the version bump, so a database is at one version or the next,
@@ -242,6 +242,12 @@ CREATE TABLE op_cases (
 	PRIMARY KEY (run_id, target, case_name)
 );
 ALTER TABLE cells ADD COLUMN explain VARCHAR;
+`,
+	// 6 → 7: which catalog files ran, with their sha256 (issue 14: a user's own
+	// catalog is not in git, so a commit cannot say).
+	`
+ALTER TABLE runs ADD COLUMN catalog VARCHAR;
+ALTER TABLE cells ADD COLUMN catalog VARCHAR;
 `,
 }
 

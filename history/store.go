@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -76,11 +77,11 @@ func (db *DB) Store(ctx context.Context, r Run) (err error) {
 	if len(r.Detection) > 0 {
 		detection = string(r.Detection)
 	}
-	_, err = conn.ExecContext(ctx, `INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err = conn.ExecContext(ctx, `INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.RunID, utc(finished), utc(time.Now()), nullable(m.Host),
 		nullable(first(env.HostCPU)), nullable(first(env.ORTVersion)), nullable(first(env.ORTLibrary)), nullable(first(env.ORTLibrarySHA256)),
 		nullable(first(env.CodeCommit)), nullable(first(env.CatalogCommit)), list(env.Devices),
-		r.Interrupted, list(m.Problems), r.Source, nullable(r.ContentSHA256), detection)
+		r.Interrupted, list(m.Problems), r.Source, nullable(r.ContentSHA256), detection, nullable(strings.Join(env.Catalog, "; ")))
 	if err != nil {
 		return fmt.Errorf("runs: %w", err)
 	}
@@ -239,7 +240,11 @@ func cellValues(id int64, runID string, c *matrix.Cell) []driver.Value {
 			modelPeak = m.ModelPeakBytes
 		}
 	}
-	return append(v, modelPeak, modelScope, nullable(c.Explain))
+	var catalog string
+	if c.Provenance != nil {
+		catalog = c.Provenance.Catalog
+	}
+	return append(v, modelPeak, modelScope, nullable(c.Explain), nullable(catalog))
 }
 
 // nextID is one past the largest id of a table. Ids are assigned here rather than

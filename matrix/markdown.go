@@ -41,6 +41,9 @@ func (m Matrix) Markdown() []byte {
 	if len(env.CodeCommit) > 0 {
 		p("- Code commit: %s\n", orUnknown(env.CodeCommit, true))
 	}
+	if len(env.Catalog) > 0 {
+		p("- Catalogs: %s\n", orUnknown(env.Catalog, false))
+	}
 	if len(env.CatalogCommit) > 0 {
 		p("- Catalog commit: %s\n", orUnknown(env.CatalogCommit, true))
 	}

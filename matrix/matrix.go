@@ -86,6 +86,7 @@ type Environment struct {
 	ORTLibrary       []string `json:"ort_library,omitempty"`
 	ORTLibrarySHA256 []string `json:"ort_library_sha256,omitempty"`
 	CatalogCommit    []string `json:"catalog_commit,omitempty"`
+	Catalog          []string `json:"catalog,omitempty"` // the catalog files that ran, with their sha256
 	CodeCommit       []string `json:"code_commit,omitempty"`
 	// Devices are the accelerators the cells ran on: "target: device (driver …)".
 	Devices []string `json:"devices,omitempty"`
@@ -703,6 +704,7 @@ func environment(cells []Cell) Environment {
 		add(&e.ORTLibrary, p.ORTLibrary)
 		add(&e.ORTLibrarySHA256, p.ORTLibSHA256)
 		add(&e.CatalogCommit, p.CatalogCommit)
+		add(&e.Catalog, p.Catalog)
 		add(&e.CodeCommit, p.CodeCommit)
 		// A device is named only where it ran: an unavailable target's provenance
 		// still carries what detection said about it.
@@ -714,7 +716,7 @@ func environment(cells []Cell) Environment {
 			add(&e.Devices, d)
 		}
 	}
-	for _, l := range []*[]string{&e.HostCPU, &e.ORTVersion, &e.ORTLibrary, &e.ORTLibrarySHA256, &e.CatalogCommit, &e.CodeCommit, &e.Devices} {
+	for _, l := range []*[]string{&e.HostCPU, &e.ORTVersion, &e.ORTLibrary, &e.ORTLibrarySHA256, &e.CatalogCommit, &e.Catalog, &e.CodeCommit, &e.Devices} {
 		slices.Sort(*l)
 	}
 	return e

@@ -174,10 +174,14 @@ type Provenance struct {
 	IntraOpThreads int `json:"intra_op_threads,omitempty"`
 	InterOpThreads int `json:"inter_op_threads,omitempty"`
 	// CPUGovernor is the CPUs' frequency governor, or why none could be read.
-	CPUGovernor   string    `json:"cpu_governor,omitempty"`
-	CatalogCommit string    `json:"catalog_commit,omitempty"` // last commit that touched the catalogs
-	CodeCommit    string    `json:"code_commit,omitempty"`    // the checkout that ran ("+dirty": with local changes)
-	Time          time.Time `json:"time"`
+	CPUGovernor   string `json:"cpu_governor,omitempty"`
+	CatalogCommit string `json:"catalog_commit,omitempty"` // last commit that touched the catalogs
+	// Catalog names the catalog files that ran, each with its sha256 (prefix):
+	// "examples/my-model/models.yaml (sha256 1a2b3c4d5e6f), hardware.yaml (sha256 …)".
+	// A catalog outside git has no commit; this still says which file it was.
+	Catalog    string    `json:"catalog,omitempty"`
+	CodeCommit string    `json:"code_commit,omitempty"` // the checkout that ran ("+dirty": with local changes)
+	Time       time.Time `json:"time"`
 }
 
 // Within reports whether a deviation is inside its allowance.

@@ -37,6 +37,7 @@ import (
 type Options struct {
 	Root        string
 	Catalogs    *catalog.Catalogs
+	SuiteDir    string        // the suite's package, slash-separated under Root; generator.SuiteDir when empty
 	RunID       string        // from NewRunDir; stored in the matrix
 	OutDir      string        // the run's own folder, from NewRunDir: reports/<run id>
 	Timeout     time.Duration // per model process
@@ -55,6 +56,15 @@ type Options struct {
 	// (matrix.Cell.Explain). `hwtest run` runs `hwtest explain` in a child process,
 	// so a crash there costs the line, not the run.
 	Explain func(ctx context.Context, model, target string) string
+}
+
+// suiteDir is the suite's package: another catalog's suites are in a folder of
+// their own (generator.Out).
+func (o Options) suiteDir() string {
+	if o.SuiteDir == "" {
+		return generator.SuiteDir
+	}
+	return o.SuiteDir
 }
 
 // Result is what a run produced.
@@ -270,7 +280,7 @@ func newBuildDir(root, runID string) (string, error) {
 // buildSuite compiles the suite (`go test -c`), as `ginkgo build` does: one binary
 // holding every family's models.
 func buildSuite(ctx context.Context, o Options, binDir string) (string, error) {
-	return buildTest(ctx, o.Root, o.Log, generator.SuiteDir, filepath.Join(binDir, "suite.test"))
+	return buildTest(ctx, o.Root, o.Log, o.suiteDir(), filepath.Join(binDir, "suite.test"))
 }
 
 // buildTest compiles the test package at dir (relative to root) into bin.
@@ -343,7 +353,7 @@ func runModel(ctx context.Context, o Options, bin string, m catalog.Model, annou
 		"--ginkgo.no-color",
 	)
 	// The suite runs in its package folder, as `go test` would run it.
-	cmd.Dir = filepath.Join(o.Root, filepath.FromSlash(generator.SuiteDir))
+	cmd.Dir = filepath.Join(o.Root, filepath.FromSlash(o.suiteDir()))
 	// The suite declares only this model's specs (runtime.Selected): one process per
 	// model need not build, filter and report every other model's.
 	cmd.Env = append(append(os.Environ(), "HWTEST_ROOT="+o.Root, runtime.ModelEnv+"="+m.ID), o.Env...)

@@ -318,7 +318,8 @@ func (c *Cell) provenance() *result.Provenance {
 		HostCPU: HostCPU(), ModelSHA256: c.model.SHA256, CPUGovernor: CPUGovernor(),
 		Device: c.deviceName(), Driver: devices()[c.Target.ID][1],
 		CatalogCommit: os.Getenv("HWTEST_CATALOG_COMMIT"), CodeCommit: os.Getenv("HWTEST_CODE_COMMIT"),
-		Time: time.Now().UTC(),
+		Catalog: os.Getenv("HWTEST_CATALOG"),
+		Time:    time.Now().UTC(),
 	}
 	p.IntraOpThreads, p.InterOpThreads = c.threads()
 	return p

@@ -96,12 +96,13 @@ func conformanceRun(ctx context.Context, opts *ConformanceOptions) error {
 	if err != nil {
 		return err
 	}
+	if out, err := opts.suites(); err != nil {
+		return err
+	} else if !out.IsRepo() {
+		return fmt.Errorf("conformance runs ONNX's test cases from the repository's suites (%s/); --models %s and --out do not apply to it", generator.ConformanceDir, relToWD(opts.ModelsFile))
+	}
 	if !opts.NoGenerate {
-		files, err := opts.generateAll(c)
-		if err != nil {
-			return err
-		}
-		if _, err := generator.Write(opts.Root, files, opts.Stderr); err != nil {
+		if _, err := opts.writeSuites(c); err != nil {
 			return err
 		}
 	}

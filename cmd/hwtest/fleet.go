@@ -19,7 +19,6 @@ import (
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/fleet"
-	"github.com/hwtest/hwtest/generator"
 	"github.com/hwtest/hwtest/history"
 	"github.com/hwtest/hwtest/layout"
 	"github.com/hwtest/hwtest/matrix"
@@ -228,11 +227,8 @@ func workerRun(ctx context.Context, opts *WorkerOptions) error {
 	}
 	defer nc.Close()
 	// The suite this worker runs is its catalogs', as in `hwtest run`.
-	files, err := opts.generateAll(c)
+	suites, err := opts.writeSuites(c)
 	if err != nil {
-		return err
-	}
-	if _, err := generator.Write(opts.Root, files, opts.Stderr); err != nil {
 		return err
 	}
 	work := layout.State(opts.Root, "worker", opts.Name)
@@ -243,7 +239,7 @@ func workerRun(ctx context.Context, opts *WorkerOptions) error {
 	fmt.Fprintf(opts.Stderr, "worker %s: building the suite and probing the targets\n", opts.Name)
 	m, err := runner.NewMachine(ctx, runner.Options{
 		Root: opts.Root, Catalogs: c, RunID: "worker-" + opts.Name, Timeout: opts.Timeout, Log: opts.Stderr, TargetIDs: opts.TargetIDs,
-		Env: []string{"HWTEST_CATALOG_COMMIT=" + catalogCommit(opts.Root), "HWTEST_CODE_COMMIT=" + codeCommit(opts.Root)},
+		Env: opts.provenanceEnv(), SuiteDir: suites.SuiteDir(),
 	})
 	if err != nil {
 		return err
@@ -261,7 +257,7 @@ func workerRun(ctx context.Context, opts *WorkerOptions) error {
 	exec := &fleet.SuiteExecutor{Machine: m, Catalogs: c, Root: opts.Root, CatalogSHA256: sum, WorkDir: work, JS: js, NC: nc}
 	w := &fleet.Worker{JS: js, NC: nc, Exec: exec.Exec, Log: opts.Stderr, Queue: fleet.QueueOptions{AckWait: opts.AckWait},
 		Announce: fleet.Announcement{ID: opts.Name, Host: host, Targets: targets, Detection: m.Detected, CatalogSHA256: sum,
-			Versions: map[string]string{"hwtest": codeCommit(opts.Root), "catalogs": catalogCommit(opts.Root), "go": goruntime.Version()}}}
+			Versions: map[string]string{"hwtest": codeCommit(opts.Root), "catalogs": catalogCommit(opts.Root, opts.ModelsFile, opts.HardwareFile), "go": goruntime.Version()}}}
 	return w.Run(ctx)
 }
 

@@ -24,7 +24,11 @@ func newGenerateCmd(g *Globals, runF func(*GenerateOptions) error) *cobra.Comman
 		Short: "Write generated/<family>/ suites from models.yaml and hardware.yaml",
 		Long: "Regenerates every suite under generated/: writes new and changed files, removes\n" +
 			"stale ones, leaves unchanged files untouched. All or nothing: on any error no\n" +
-			"file is written.",
+			"file is written.\n\n" +
+			"Another catalog (--models my/models.yaml) generates into a folder of its own,\n" +
+			"never generated/: --out, by default generated/ beside the catalog\n" +
+			"(generated-NAME/ for NAME.yaml in the repository root). The folder gets a\n" +
+			"generate.go, so go generate ./... refreshes it too.",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if runF != nil {
@@ -37,33 +41,54 @@ func newGenerateCmd(g *Globals, runF func(*GenerateOptions) error) *cobra.Comman
 	return cmd
 }
 
-// generateAll renders everything under generated/: the catalogs' suites and the
-// conformance suites from ONNX's own test cases (which `make setup` installs). Both,
-// always: writing one without the other would remove the other's files as stale.
-// Without the test cases (a machine that only runs models: a worker without apt)
-// the conformance files on disk are kept as they are, and a warning says so.
-func (g *Globals) generateAll(c *catalog.Catalogs) (map[string][]byte, error) {
+// generateAll renders the catalogs' suites into their folder (see suites): for the
+// repository's models.yaml, everything under generated/, the conformance suites
+// from ONNX's own test cases (which `make setup` installs) included. Both, always:
+// writing one without the other would remove the other's files as stale. Without
+// the test cases (a machine that only runs models: a worker without apt) the
+// conformance files on disk are kept as they are, and a warning says so. Another
+// catalog gets its models' suites only, in a folder of its own.
+func (g *Globals) generateAll(c *catalog.Catalogs) (map[string][]byte, generator.Out, error) {
+	out, err := g.suites()
+	if err != nil {
+		return nil, out, err
+	}
+	if !out.IsRepo() {
+		files, err := generator.GenerateIn(c, out)
+		return files, out, err
+	}
 	dir, err := conformance.DataDir(g.Root)
 	if err != nil {
-		files, err2 := generator.Generate(c)
+		files, err2 := generator.GenerateIn(c, out)
 		if err2 != nil {
-			return nil, err2
+			return nil, out, err2
 		}
 		kept, err2 := generator.ReadGenerated(g.Root, generator.ConformanceDir)
 		if err2 != nil {
-			return nil, err2
+			return nil, out, err2
 		}
 		fmt.Fprintf(g.Stderr, "warning: %s/ kept as it is (%d files): %v\n", generator.ConformanceDir, len(kept), err)
 		for p, data := range kept {
 			files[p] = data
 		}
-		return files, nil
+		return files, out, nil
 	}
 	cases, err := conformance.Load(dir)
 	if err != nil {
-		return nil, fmt.Errorf("reading ONNX's test cases in %s: %w", dir, err)
+		return nil, out, fmt.Errorf("reading ONNX's test cases in %s: %w", dir, err)
 	}
-	return generator.GenerateAll(c, cases)
+	files, err := generator.GenerateAll(c, cases)
+	return files, out, err
+}
+
+// writeSuites brings the catalogs' suites on disk up to date.
+func (g *Globals) writeSuites(c *catalog.Catalogs) (generator.Out, error) {
+	files, out, err := g.generateAll(c)
+	if err != nil {
+		return out, err
+	}
+	_, err = generator.WriteIn(g.Root, out, files, g.Stderr)
+	return out, err
 }
 
 func generateRun(opts *GenerateOptions) error {
@@ -71,15 +96,15 @@ func generateRun(opts *GenerateOptions) error {
 	if err != nil {
 		return err
 	}
-	files, err := opts.generateAll(c)
+	files, out, err := opts.generateAll(c)
 	if err != nil {
 		return err
 	}
 	var changes []generator.Change
 	if opts.DryRun {
-		changes, err = generator.Compare(opts.Root, files, opts.Stderr)
+		changes, err = generator.CompareIn(opts.Root, out, files, opts.Stderr)
 	} else {
-		changes, err = generator.Write(opts.Root, files, opts.Stderr)
+		changes, err = generator.WriteIn(opts.Root, out, files, opts.Stderr)
 	}
 	if err != nil {
 		return err
@@ -91,6 +116,6 @@ func generateRun(opts *GenerateOptions) error {
 		}
 		fmt.Fprintf(opts.Stdout, "%s %s\n", verb, ch.Path)
 	}
-	fmt.Fprintf(opts.Stdout, "%d files generated for %d models × %d targets; %d changed\n", len(files), len(c.Models), len(c.Targets), len(changes))
+	fmt.Fprintf(opts.Stdout, "%d files generated in %s/ for %d models × %d targets; %d changed\n", len(files), out.Dir, len(c.Models), len(c.Targets), len(changes))
 	return nil
 }

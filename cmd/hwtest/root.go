@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/generator"
 	"github.com/hwtest/hwtest/history"
 	"github.com/hwtest/hwtest/layout"
 	"github.com/hwtest/hwtest/sources"
@@ -35,6 +36,7 @@ type Globals struct {
 	Root         string
 	ModelsFile   string // models.yaml path (--models)
 	HardwareFile string // hardware.yaml path (--hardware)
+	OutDir       string // where another catalog's suites go (--out; see generator.NewOut)
 	DB           string // history database (--db, $HWTEST_DB)
 	Stdout       io.Writer
 	Stderr       io.Writer
@@ -82,6 +84,7 @@ func addGlobalFlags(cmd *cobra.Command, g *Globals) {
 	cmd.PersistentFlags().StringVar(&g.Root, "root", "", "repository root (default: the nearest parent holding hardware.yaml and go.mod)")
 	cmd.PersistentFlags().StringVar(&g.ModelsFile, "models", "", "models catalog (default ROOT/models.yaml)")
 	cmd.PersistentFlags().StringVar(&g.HardwareFile, "hardware", "", "hardware catalog (default ROOT/hardware.yaml)")
+	cmd.PersistentFlags().StringVar(&g.OutDir, "out", "", "folder for the suites of a catalog other than ROOT/models.yaml (default generated/ beside it; generated-NAME/ for ROOT/NAME.yaml)")
 	cmd.PersistentFlags().StringVar(&g.DB, "db", "", "history database (default $"+history.EnvDB+", else ROOT/"+history.DefaultFile+")")
 }
 
@@ -129,6 +132,20 @@ func (g *Globals) loadCatalogs() (*catalog.Catalogs, error) {
 	// they read the same on every checkout ("" for the repository's own catalog).
 	sources.RootRelative(c, g.Root)
 	return c, nil
+}
+
+// suites is where the models catalog's suites are (generator.NewOut): generated/ for
+// the repository's, a folder of its own for any other. Call after resolveRoot.
+func (g *Globals) suites() (generator.Out, error) {
+	return generator.NewOut(g.Root, g.ModelsFile, g.HardwareFile, g.OutDir)
+}
+
+// generateCommand is the command that refreshes out's suites, for messages.
+func (g *Globals) generateCommand(out generator.Out) string {
+	if out.IsRepo() {
+		return "hwtest generate"
+	}
+	return fmt.Sprintf("hwtest --models %s --out %s generate", relToWD(g.ModelsFile), relToWD(filepath.Join(g.Root, filepath.FromSlash(out.Dir))))
 }
 
 func relToWD(p string) string {

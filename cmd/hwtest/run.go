@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -16,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwtest/hwtest/catalog"
-	"github.com/hwtest/hwtest/generator"
 	"github.com/hwtest/hwtest/history"
 	"github.com/hwtest/hwtest/progress"
 	"github.com/hwtest/hwtest/result"
@@ -114,12 +114,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.Fleet != "" {
 		return runFleet(ctx, opts, c) // the workers generate and build their own suites
 	}
+	suites, err := opts.suites()
+	if err != nil {
+		return err
+	}
 	if !opts.NoGenerate {
-		files, err := opts.generateAll(c)
-		if err != nil {
-			return err
-		}
-		if _, err := generator.Write(opts.Root, files, opts.Stderr); err != nil {
+		if _, err := opts.writeSuites(c); err != nil {
 			return err
 		}
 	}
@@ -142,7 +142,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	res, err := runner.Run(ctx, runner.Options{
 		Root: opts.Root, Catalogs: c, RunID: id, OutDir: out, Timeout: opts.Timeout,
 		LabelFilter: strings.Join(labels, " || "), ModelIDs: opts.ModelIDs, TargetIDs: opts.TargetIDs,
-		Env: []string{"HWTEST_CATALOG_COMMIT=" + catalogCommit(opts.Root), "HWTEST_CODE_COMMIT=" + codeCommit(opts.Root)},
+		Env: opts.provenanceEnv(), SuiteDir: suites.SuiteDir(),
 		Log: display.Log(), Progress: display.Cell, Explain: opts.explainCell,
 	})
 	// The bar is drawn for the last time before anything else is printed.
@@ -216,14 +216,46 @@ func codeCommit(root string) string {
 
 // catalogCommit is the last commit that touched the catalogs, for provenance; ""
 // outside a git checkout. A "+dirty" suffix says the catalogs differ from it.
-func catalogCommit(root string) string {
-	out, err := exec.Command("git", "-C", root, "log", "-1", "--format=%H", "--", "models.yaml", "hardware.yaml").Output()
+func catalogCommit(root string, files ...string) string {
+	// A catalog git does not track has no commit: the last commit of the others
+	// would read as the catalogs' version.
+	for _, f := range files {
+		if exec.Command("git", "-C", root, "ls-files", "--error-unmatch", "--", f).Run() != nil {
+			return ""
+		}
+	}
+	args := append([]string{"-C", root, "log", "-1", "--format=%H", "--"}, files...)
+	out, err := exec.Command("git", args...).Output()
 	if err != nil {
 		return ""
 	}
 	commit := strings.TrimSpace(string(out))
-	if err := exec.Command("git", "-C", root, "diff", "--quiet", "HEAD", "--", "models.yaml", "hardware.yaml").Run(); err != nil && commit != "" {
+	args = append([]string{"-C", root, "diff", "--quiet", "HEAD", "--"}, files...)
+	if err := exec.Command("git", args...).Run(); err != nil && commit != "" {
 		commit += "+dirty"
 	}
 	return commit
+}
+
+// provenanceEnv is what every suite process records of the catalogs that ran it:
+// the files, each with its sha256, and the last commit that touched them (none for
+// a catalog git does not track).
+func (g *Globals) provenanceEnv() []string {
+	var named []string
+	for _, f := range []string{g.ModelsFile, g.HardwareFile} {
+		name := f
+		if rel, err := filepath.Rel(g.Root, f); err == nil && !strings.HasPrefix(rel, "..") {
+			name = filepath.ToSlash(rel)
+		}
+		if data, err := os.ReadFile(f); err == nil {
+			sum := sha256.Sum256(data)
+			name += fmt.Sprintf(" (sha256 %x)", sum[:6])
+		}
+		named = append(named, name)
+	}
+	return []string{
+		"HWTEST_CATALOG=" + strings.Join(named, ", "),
+		"HWTEST_CATALOG_COMMIT=" + catalogCommit(g.Root, g.ModelsFile, g.HardwareFile),
+		"HWTEST_CODE_COMMIT=" + codeCommit(g.Root),
+	}
 }

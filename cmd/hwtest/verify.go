@@ -40,11 +40,11 @@ func verifyRun(opts *VerifyOptions) error {
 	if err != nil {
 		return err
 	}
-	files, err := opts.generateAll(c)
+	files, out, err := opts.generateAll(c)
 	if err != nil {
 		return err
 	}
-	changes, err := generator.Compare(opts.Root, files, opts.Stderr)
+	changes, err := generator.CompareIn(opts.Root, out, files, opts.Stderr)
 	if err != nil {
 		return err
 	}
@@ -63,12 +63,12 @@ func verifyRun(opts *VerifyOptions) error {
 	}
 	switch {
 	case len(changes) > 0:
-		fmt.Fprintf(opts.Stdout, "generated/ is out of date: %d files differ; run `hwtest generate` (or `go generate ./...`)\n", len(changes))
+		fmt.Fprintf(opts.Stdout, "%s/ is out of date: %d files differ; run `%s` (or `go generate ./...`)\n", out.Dir, len(changes), opts.generateCommand(out))
 		return &exitError{code: ExitOutOfDate}
 	case len(cov.Missing) > 0:
 		fmt.Fprintf(opts.Stdout, "%d family × target pairs have no template\n", len(cov.Missing))
 		return &exitError{code: ExitOutOfDate}
 	}
-	fmt.Fprintf(opts.Stdout, "generated/ is up to date: %d files, %d models × %d targets\n", len(files), len(c.Models), len(c.Targets))
+	fmt.Fprintf(opts.Stdout, "%s/ is up to date: %d files, %d models × %d targets\n", out.Dir, len(files), len(c.Models), len(c.Targets))
 	return nil
 }
