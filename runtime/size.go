@@ -17,7 +17,7 @@ func SizeOf(path string) (*result.ModelSize, error) {
 		return nil, err
 	}
 	return &result.ModelSize{
-		Params: s.Params, WeightBytes: s.InitializerBytes, Tier: catalog.TierFor(s.Params),
-		EstimateBytes: 2*s.InitializerBytes + runtimeFootprint,
+		Params: s.Params, WeightBytes: s.WeightBytes, Tier: catalog.TierFor(s.Params),
+		EstimateBytes: 2*s.WeightBytes + runtimeFootprint,
 	}, nil
 }
