@@ -9,11 +9,11 @@ import (
 // Guess is the pipeline family a model looks like, from its inputs, outputs and
 // operators alone: what `hwtest inspect` shows and `hwtest add` writes (as a guess).
 type Guess struct {
-	Family       string   // one of the catalog's families; "" when nothing matched
-	Architecture string   // text only: encoder, decoder or encoder-decoder
-	Task         string   // a task name in the catalog's style, e.g. image-classification
-	Confidence   string   // high, medium or low
-	Reasons      []string // the evidence, e.g. "4-D float input x [1, 3, 224, 224]", "53 Conv"
+	Family       string   `json:"family"`                 // one of the catalog's families; "" when nothing matched
+	Architecture string   `json:"architecture,omitempty"` // text only: encoder, decoder or encoder-decoder
+	Task         string   `json:"task"`                   // a task name in the catalog's style, e.g. image-classification
+	Confidence   string   `json:"confidence"`             // high, medium or low
+	Reasons      []string `json:"reasons"`                // the evidence: "4-D float input x [1, 3, 224, 224]", "53 Conv"
 }
 
 // Confidence words, strongest first.

@@ -56,8 +56,8 @@ type Summary struct {
 
 // Weights counts tensors of weights: floating-point elements and bytes.
 type Weights struct {
-	Params int64 // floating-point elements
-	Bytes  int64 // every element's bytes, integer constants included
+	Params int64 `json:"params"` // floating-point elements
+	Bytes  int64 `json:"bytes"`  // every element's bytes, integer constants included
 }
 
 // Producer is the node that computes a graph output.
