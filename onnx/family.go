@@ -37,6 +37,12 @@ func GuessFamily(s *Summary) Guess {
 	return g
 }
 
+// GuessTask names the task of a model of the given family (and text
+// architecture), from its outputs: what `hwtest add` writes when no --task is given.
+func GuessTask(s *Summary, family, architecture string) string {
+	return readModel(s).task(Guess{Family: family, Architecture: architecture})
+}
+
 // modelSignals is what the rules read, gathered once.
 type modelSignals struct {
 	s                   *Summary
@@ -225,7 +231,7 @@ func StatePairs(s *Summary) [][2]ValueInfo {
 	var pairs [][2]ValueInfo
 	for _, in := range s.Inputs {
 		name := strings.ToLower(in.Name)
-		if !isFloat(in.Type) || !hasAny(name, "state", "hidden", "cache") && name != "h" && name != "c" {
+		if !isFloat(in.Type) || !isStateName(name) {
 			continue
 		}
 		for _, out := range s.Outputs {
