@@ -18,6 +18,9 @@ func zooFile(t *testing.T, dir, name string) string {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, name+".onnx")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
