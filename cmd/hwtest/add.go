@@ -192,8 +192,13 @@ func (e *entry) classify(opts *AddOptions, s *onnx.Summary) error {
 			return fmt.Errorf("%s: a text model needs --architecture (%s)", opts.File, strings.Join(catalog.TextArchitectures, ", "))
 		}
 	}
-	if e.Family != "text" {
-		e.Architecture = ""
+	switch {
+	case e.Family != "text" && opts.Architecture != "":
+		return fmt.Errorf("--architecture is for text models; this one is %s", e.Family)
+	case e.Family == "text" && !slices.Contains(catalog.TextArchitectures, e.Architecture):
+		return fmt.Errorf("--architecture %q: want one of %s", e.Architecture, strings.Join(catalog.TextArchitectures, ", "))
+	case e.Family != "text":
+		e.Architecture = "" // the guess's, for another family than the one chosen
 	}
 	if e.Task == "" {
 		e.Task, e.TaskGuessed = onnx.GuessTask(s, e.Family, e.Architecture), true

@@ -169,6 +169,17 @@ func TestAddRefusesBrokenModels(t *testing.T) {
 	if code != ExitError || !strings.Contains(stderr, "a vision-text model must name its outputs.ranking") || !strings.Contains(stderr, "the model's outputs: y") {
 		t.Errorf("no ranking output: exit %d\n%s", code, stderr)
 	}
+	for args, want := range map[string]string{
+		"--family vision --architecture decoder": "--architecture is for text models; this one is vision",
+		"--family text --architecture dec":       `--architecture "dec": want one of encoder, decoder, encoder-decoder`,
+		"--family text":                          "a text model needs --architecture",
+		"--family textt":                         `--family "textt": want one of text, vision,`,
+	} {
+		code, _, stderr = hwtest(append([]string{"add", "--root", root, plain}, strings.Fields(args)...)...)
+		if code != ExitError || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d\n%s", args, code, stderr)
+		}
+	}
 	if b, _ := os.ReadFile(filepath.Join(root, "models.yaml")); string(b) != commentedModels {
 		t.Errorf("the catalog changed:\n%s", b)
 	}
