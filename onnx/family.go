@@ -116,13 +116,13 @@ func (m *modelSignals) guess() Guess {
 	case len(m.timesteps) > 0 && len(m.latents)+len(m.images) > 0:
 		return guess("diffusion", High, describe(m.timesteps[0]), describe(append(m.latents, m.images...)[0]), m.opCount("Conv"))
 	case len(m.docs) > 0 || len(m.docScores) > 0:
-		return guess("rag", High, m.first(m.docs, m.docScores), m.tokenReason())
+		return guess("rag", High, inputOrOutput(m.docs, m.docScores), m.tokenReason())
 	case len(m.router) > 0:
 		return guess("mixture-of-experts", High, "output "+m.router[0].Name, m.opCount("TopK"))
 	case m.sampleRate != nil:
 		return guess("audio", High, "sample-rate input "+m.sampleRate.Name, m.firstInput(m.audio, m.waveforms), m.opCount("LSTM", "GRU"))
 	case len(m.audio) > 0 || len(m.audioOut) > 0:
-		return guess("audio", High, m.first(m.audio, m.audioOut), m.opCount("Conv", "LSTM", "GRU"))
+		return guess("audio", High, inputOrOutput(m.audio, m.audioOut), m.opCount("Conv", "LSTM", "GRU"))
 	case len(m.states) > 0 && ops["Scan"]+ops["Loop"] > 0:
 		return guess("state-space", High, fmt.Sprintf("state input %s, carried on by output %s", m.states[0][0].Name, m.states[0][1].Name), m.opCount("Scan", "Loop"))
 	case len(m.images) > 0 && len(m.tokens) > 0:
@@ -256,15 +256,13 @@ func (m *modelSignals) tokenReason() string {
 	return describe(m.tokens[0]) + " (token ids)"
 }
 
-// first describes the first value of the lists, inputs before outputs.
-func (m *modelSignals) first(lists ...[]ValueInfo) string {
-	for i, l := range lists {
-		if len(l) > 0 {
-			if i == len(lists)-1 && len(lists) > 1 {
-				return "output " + l[0].Name
-			}
-			return describe(l[0])
-		}
+// inputOrOutput describes the first of the inputs, else the first of the outputs.
+func inputOrOutput(inputs, outputs []ValueInfo) string {
+	switch {
+	case len(inputs) > 0:
+		return describe(inputs[0])
+	case len(outputs) > 0:
+		return "output " + outputs[0].Name
 	}
 	return ""
 }
@@ -278,7 +276,7 @@ func (m *modelSignals) firstInput(lists ...[]ValueInfo) string {
 	return ""
 }
 
-// opCount says how many nodes of the first of these operators the model has: "53 Conv".
+// opCount says how many nodes of each of these operators the model has: "53 Conv, 2 MatMul".
 func (m *modelSignals) opCount(ops ...string) string {
 	var parts []string
 	for _, op := range ops {

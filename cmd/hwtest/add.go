@@ -352,7 +352,7 @@ func appendEntry(text []byte, lines []string) ([]byte, error) {
 	for _, l := range lines {
 		block.WriteString(indent + l + "\n")
 	}
-	src := lines2(text)
+	src := splitLines(text)
 	at := len(src)
 	if next > 0 {
 		// Before the next key, and before the comments and blank lines that lead to it.
@@ -378,8 +378,8 @@ func appendEntry(text []byte, lines []string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// lines2 splits text into lines, each with its line ending.
-func lines2(text []byte) []string {
+// splitLines splits text into lines, each with its line ending.
+func splitLines(text []byte) []string {
 	var out []string
 	for len(text) > 0 {
 		i := bytes.IndexByte(text, '\n')
