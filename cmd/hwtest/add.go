@@ -35,13 +35,14 @@ type AddOptions struct {
 func newAddCmd(g *Globals, runF func(*AddOptions) error) *cobra.Command {
 	opts := &AddOptions{Globals: g}
 	cmd := &cobra.Command{
-		Use:   "add FILE.onnx [--id ID] [--family F] [--task T]",
+		Use:   "add FILE.onnx",
 		Short: "Add a model file to the models catalog, with every input bound and its family guessed",
 		Long: "Writes a catalog entry for an ONNX file at the end of the models catalog's list\n" +
 			"(--models, default ROOT/models.yaml), leaving the rest of the file, comments\n" +
 			"included, as it is. The entry has the file as source (file:PATH, relative to the\n" +
 			"catalog's folder), its sha256, dims for every input with each symbolic dim bound\n" +
-			"(batch 1, images 224×224, sequences 8, one second of 16 kHz audio), values for\n" +
+			"(batch 1, images 224×224, sequences 8, one second of 16 kHz audio or a 512-sample\n" +
+			"chunk for a model that carries state), values for\n" +
 			"token ids, masks and sample rates, the outputs the family's checks read, and the\n" +
 			"size tier. Without --family the family is guessed (see `hwtest inspect`) and a\n" +
 			"comment says so: check it. The catalog is checked before it is written, and\n" +
