@@ -42,9 +42,8 @@ func newAddCmd(g *Globals, runF func(*AddOptions) error) *cobra.Command {
 			"included, as it is. The entry has the file as source (file:PATH, relative to the\n" +
 			"catalog's folder), its sha256, dims for every input with each symbolic dim bound\n" +
 			"(batch 1, images 224×224, sequences 8, one second of 16 kHz audio or a 512-sample\n" +
-			"chunk for a model that carries state), values for\n" +
-			"token ids, masks and sample rates, the outputs the family's checks read, and the\n" +
-			"size tier. Without --family the family is guessed (see `hwtest inspect`) and a\n" +
+			"chunk for a model that carries state), values for token ids, masks and sample\n" +
+			"rates, the outputs the family's checks read, and the size tier. Without --family the family is guessed (see `hwtest inspect`) and a\n" +
 			"comment says so: check it. The catalog is checked before it is written, and\n" +
 			"written whole or not at all.\n\n" +
 			"  hwtest add models/my-cnn.onnx\n" +
