@@ -43,9 +43,9 @@ func newAddCmd(g *Globals, runF func(*AddOptions) error) *cobra.Command {
 			"catalog's folder), its sha256, dims for every input with each symbolic dim bound\n" +
 			"(batch 1, images 224×224, sequences 8, one second of 16 kHz audio or a 512-sample\n" +
 			"chunk for a model that carries state), values for token ids, masks and sample\n" +
-			"rates, the outputs the family's checks read, and the size tier. Without --family the family is guessed (see `hwtest inspect`) and a\n" +
-			"comment says so: check it. The catalog is checked before it is written, and\n" +
-			"written whole or not at all.\n\n" +
+			"rates, the outputs the family's checks read, and the size tier. Without --family\n" +
+			"the family is guessed (see `hwtest inspect`) and a comment says so: check it.\n" +
+			"The catalog is checked before it is written, and written whole or not at all.\n\n" +
 			"  hwtest add models/my-cnn.onnx\n" +
 			"  hwtest add my-encoder.onnx --id my-encoder --family text --architecture encoder\n" +
 			"  hwtest --models my.yaml add my-cnn.onnx\n\n" +
