@@ -74,8 +74,8 @@ type CellReport struct {
 
 // ModelSize is what a model's weights say about its size, read from the file.
 type ModelSize struct {
-	Params      int64  `json:"params"`       // floating-point weights
-	WeightBytes int64  `json:"weight_bytes"` // initializer bytes: the least memory the weights need
+	Params      int64  `json:"params"`       // floating-point weights, stored and made in-graph
+	WeightBytes int64  `json:"weight_bytes"` // weight bytes, stored and made in-graph: the least memory the weights need
 	Tier        string `json:"tier"`         // catalog.TierFor(Params)
 	// EstimateBytes is a rough peak-memory estimate: the weights, plus the same again
 	// for ONNX Runtime's pre-packed and optimised copies, plus its own footprint.

@@ -16,8 +16,14 @@ func SizeOf(path string) (*result.ModelSize, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Size(s), nil
+}
+
+// Size is a summarised model's size. Weights made in-graph count like stored ones:
+// ONNX Runtime folds them into initializers when the session loads.
+func Size(s *onnx.Summary) *result.ModelSize {
 	return &result.ModelSize{
-		Params: s.Params, WeightBytes: s.InitializerBytes, Tier: catalog.TierFor(s.Params),
-		EstimateBytes: 2*s.InitializerBytes + runtimeFootprint,
-	}, nil
+		Params: s.Params, WeightBytes: s.WeightBytes, Tier: catalog.TierFor(s.Params),
+		EstimateBytes: 2*s.WeightBytes + runtimeFootprint,
+	}
 }

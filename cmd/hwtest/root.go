@@ -76,7 +76,7 @@ func newRootCmd(g *Globals) *cobra.Command {
 		newFetchCmd(g, nil), newModelsCmd(g, nil), newZooCmd(g, nil, nil),
 		newDetectCmd(g, nil), newCheckCmd(g, nil), newExplainCmd(g, nil), newReportCmd(g, nil), newConformanceCmd(g, nil),
 		newHistoryCmd(g, nil), newDiffCmd(g, nil), newQueryCmd(g, nil), newImportCmd(g, nil),
-		newRecommendCmd(g, nil), newServeCmd(g), newWorkerCmd(g))
+		newRecommendCmd(g, nil), newServeCmd(g), newWorkerCmd(g), newInspectCmd(g, nil), newAddCmd(g, nil))
 	return cmd
 }
 
