@@ -5,6 +5,7 @@ import (
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/conformance"
+	"github.com/hwtest/hwtest/modelcheck"
 
 	"github.com/spf13/cobra"
 
@@ -37,12 +38,33 @@ func newGenerateCmd(g *Globals, runF func(*GenerateOptions) error) *cobra.Comman
 	return cmd
 }
 
+// checkModels checks the catalog against the model files on this machine (package
+// modelcheck) before any suite is written: a name the model lacks or a dim left
+// open fails here, at its line in models.yaml, not later inside a suite. A model
+// whose file is not here is listed on stderr, not an error.
+func (g *Globals) checkModels(c *catalog.Catalogs) error {
+	res, err := modelcheck.Check(c, g.Root)
+	for _, line := range res.NotChecked {
+		fmt.Fprintln(g.Stderr, line)
+	}
+	if err != nil {
+		return fmt.Errorf("%s does not fit its model files:\n%w", c.ModelsFile, err)
+	}
+	return nil
+}
+
 // generateAll renders everything under generated/: the catalogs' suites and the
 // conformance suites from ONNX's own test cases (which `make setup` installs). Both,
 // always: writing one without the other would remove the other's files as stale.
 // Without the test cases (a machine that only runs models: a worker without apt)
 // the conformance files on disk are kept as they are, and a warning says so.
+//
+// The catalog is checked against its model files first (checkModels), so every
+// command that regenerates (generate, verify, run, worker) refuses the same entries.
 func (g *Globals) generateAll(c *catalog.Catalogs) (map[string][]byte, error) {
+	if err := g.checkModels(c); err != nil {
+		return nil, err
+	}
 	dir, err := conformance.DataDir(g.Root)
 	if err != nil {
 		files, err2 := generator.Generate(c)
