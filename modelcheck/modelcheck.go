@@ -158,11 +158,7 @@ func checkModel(file string, m catalog.Model, sum *onnx.Summary, fixture string)
 	}
 	inputs := make([]shapes.Input, len(sum.Inputs))
 	for i, in := range sum.Inputs {
-		inputs[i] = shapes.Input{Name: in.Name}
-		for _, d := range in.Dims {
-			inputs[i].Dims = append(inputs[i].Dims, d.Value)
-			inputs[i].Params = append(inputs[i].Params, d.Param)
-		}
+		inputs[i] = shapes.FromONNX(in.Name, in.Dims)
 	}
 	_, problems := shapes.Bind(inputs, overrides)
 	for _, p := range problems {

@@ -25,6 +25,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/hwtest/hwtest/onnx"
 )
 
 // Input is a model input as the model file declares it.
@@ -32,6 +34,19 @@ type Input struct {
 	Name   string
 	Dims   []int64  // per axis: the fixed size, -1 where the file leaves it open
 	Params []string // per axis: the symbol's name, "" for fixed or anonymous dims
+}
+
+// FromONNX is an input as package onnx reads it (Inspect) or builds it (zoo): a
+// dim with a symbol is open whatever its Value, since the builder leaves it 0.
+func FromONNX(name string, dims []onnx.Dim) Input {
+	in := Input{Name: name, Dims: make([]int64, len(dims)), Params: make([]string, len(dims))}
+	for axis, d := range dims {
+		in.Dims[axis], in.Params[axis] = d.Value, d.Param
+		if d.Param != "" {
+			in.Dims[axis] = -1
+		}
+	}
+	return in
 }
 
 // Override is what the catalog says about an input's shape.
@@ -167,28 +182,7 @@ func follow(in Input, symbols map[string]int64) (shape []int64, open []int) {
 // dims on another input that shares the symbol.
 func openMessage(in Input, open []int, inputs []Input, overrides map[string]Override, symbols, suggested map[string]int64) string {
 	var axes, sharedNote []string
-	fix := make([]string, len(in.Dims))
-	for axis, d := range in.Dims {
-		p := in.param(axis)
-		switch bound, ok := symbols[p]; {
-		case d >= 0:
-			fix[axis] = fmt.Sprint(d)
-		case p != "" && ok:
-			fix[axis] = fmt.Sprint(bound)
-		default:
-			guess, seen := suggested[p]
-			if p == "" || !seen {
-				guess = SuggestedDim
-				if axis == 0 {
-					guess = SuggestedBatch
-				}
-			}
-			if p != "" {
-				suggested[p] = guess
-			}
-			fix[axis] = fmt.Sprint(guess)
-		}
-	}
+	fix := suggest(in, symbols, suggested)
 	var sharers []string            // other inputs sharing an open symbol, in model order
 	shared := map[string][]string{} // sharer -> the open symbols it shares
 	for _, axis := range open {
@@ -216,7 +210,7 @@ func openMessage(in Input, open []int, inputs []Input, overrides map[string]Over
 		verb = "are"
 	}
 	msg := fmt.Sprintf("input %q (shape %s): %s %s bound by no dims: add dims: [%s] to inputs.%s",
-		in.Name, in.ShapeText(), strings.Join(axes, ", "), verb, strings.Join(fix, ", "), in.Name)
+		in.Name, in.ShapeText(), strings.Join(axes, ", "), verb, dimsText(fix), in.Name)
 	if len(sharedNote) > 0 {
 		msg += ", or to an input that shares its symbols: " + strings.Join(sharedNote, ", ")
 	}
@@ -224,6 +218,57 @@ func openMessage(in Input, open []int, inputs []Input, overrides map[string]Over
 		msg += " (value: fills the shape, it does not set it)"
 	}
 	return msg
+}
+
+// suggest is a full shape for in: fixed dims as fixed, symbols as bound, and open
+// dims as the runtime used to guess them (SuggestedBatch on axis 0, else
+// SuggestedDim), one size per symbol across inputs (suggested remembers them).
+func suggest(in Input, symbols, suggested map[string]int64) []int64 {
+	dims := make([]int64, len(in.Dims))
+	for axis, d := range in.Dims {
+		p := in.param(axis)
+		bound, isBound := symbols[p]
+		guess, guessed := suggested[p]
+		switch {
+		case d >= 0:
+			dims[axis] = d
+		case p != "" && isBound:
+			dims[axis] = bound
+		case p != "" && guessed:
+			dims[axis] = guess
+		case axis == 0:
+			dims[axis] = SuggestedBatch
+		default:
+			dims[axis] = SuggestedDim
+		}
+		if p != "" && d < 0 && !isBound {
+			suggested[p] = dims[axis]
+		}
+	}
+	return dims
+}
+
+// Suggest gives dims for every input with a dim the file leaves open, binding
+// each symbol to one size (1 on axis 0, else 8): what a catalog entry of a model
+// nobody has described yet can start from, and what a run of a bare model file
+// (no catalog: `hwtest explain zoo:NAME`) feeds.
+func Suggest(inputs []Input) map[string][]int64 {
+	out := map[string][]int64{}
+	suggested := map[string]int64{}
+	for _, in := range inputs {
+		if slices.ContainsFunc(in.Dims, func(d int64) bool { return d < 0 }) {
+			out[in.Name] = suggest(in, nil, suggested)
+		}
+	}
+	return out
+}
+
+func dimsText(dims []int64) string {
+	parts := make([]string, len(dims))
+	for i, d := range dims {
+		parts[i] = fmt.Sprint(d)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (in Input) param(axis int) string {
