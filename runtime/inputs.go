@@ -227,3 +227,40 @@ func allZero(xs []float64) bool {
 	}
 	return len(xs) > 0
 }
+
+// FedText names the tensors a run was fed, with their element types and shapes:
+// "input_ids int64 [2 8], attention_mask int64 [2 8]".
+func FedText(inputs []Tensor) string {
+	parts := make([]string, len(inputs))
+	for i, t := range inputs {
+		dtype := elementTypes[t.Type].name
+		if dtype == "" {
+			dtype = t.Type.String()
+		}
+		parts[i] = fmt.Sprintf("%s %s %v", t.Name, dtype, t.Shape)
+	}
+	if len(parts) == 0 {
+		return "no inputs"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fedError is a failed run with the shapes hwtest fed it. ONNX Runtime's shape
+// errors name a node deep inside the graph ("Attempting to broadcast an axis by a
+// dimension other than 1. 2 by 8"), never the inputs that led there; every run
+// error carries them, since telling shape errors apart by their text would miss some.
+type fedError struct {
+	err error
+	fed string
+}
+
+func (e fedError) Error() string { return e.err.Error() + "; fed " + e.fed }
+func (e fedError) Unwrap() error { return e.err }
+
+// withFed adds the fed shapes to a run's error; nil stays nil.
+func withFed(err error, fed string) error {
+	if err == nil {
+		return nil
+	}
+	return fedError{err: err, fed: fed}
+}
