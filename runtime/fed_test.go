@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwtest/hwtest/internal/testenv"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -33,5 +34,31 @@ func TestRunErrorsStateTheShapesFed(t *testing.T) {
 	defer b.(*Bound).Close()
 	if _, err := b.Run(); err == nil || !strings.HasSuffix(err.Error(), fed) {
 		t.Errorf("Bound.Run: got %v\nwant it to end with %q", err, fed)
+	}
+}
+
+// The same in onnxruntime-web: the page's error, then the shapes fed.
+func TestBrowserRunErrorsStateTheShapesFed(t *testing.T) {
+	tg := Target{ID: "wasm", Runner: "browser", Provider: "wasm", Bundle: "ort.min.js"}
+	testenv.Need(t, "wasm in Chromium (make setup)", Unavailable(tg))
+	defer Shutdown()
+	bs, err := openBrowserSession(writeZoo(t, "tiny-bert"), tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bs.Close()
+	ids := Tensor{Name: "input_ids", Type: ort.TensorElementDataTypeInt64, Shape: []int64{2, 8}, Data: make([]float64, 16)}
+	mask := Tensor{Name: "attention_mask", Type: ort.TensorElementDataTypeInt64, Shape: []int64{2, 4}, Data: make([]float64, 8)}
+	const fed = "; fed input_ids int64 [2 8], attention_mask int64 [2 4]"
+	if _, err := bs.Run([]Tensor{ids, mask}); err == nil || !strings.HasSuffix(err.Error(), fed) {
+		t.Errorf("Run: got %v\nwant it to end with %q", err, fed)
+	}
+	tr, err := bs.Bind([]Tensor{ids, mask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if _, err := tr.Run(); err == nil || !strings.HasSuffix(err.Error(), fed) {
+		t.Errorf("timed run: got %v\nwant it to end with %q", err, fed)
 	}
 }

@@ -254,7 +254,10 @@ type fedError struct {
 	fed string
 }
 
-func (e fedError) Error() string { return e.err.Error() + "; fed " + e.fed }
+// Error trims the newline onnxruntime-web ends its messages with.
+func (e fedError) Error() string {
+	return strings.TrimRight(e.err.Error(), " \n") + "; fed " + e.fed
+}
 func (e fedError) Unwrap() error { return e.err }
 
 // withFed adds the fed shapes to a run's error; nil stays nil.
