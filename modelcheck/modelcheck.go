@@ -180,8 +180,8 @@ func checkModel(file string, m catalog.Model, sum *onnx.Summary, fixture string)
 			names, kind = inputNames(sum.Inputs), "input"
 		}
 		if !slices.Contains(names, f.name) {
-			at(m.Outputs.At[f.field], "outputs.%s: %q: the model has no such %s (its %ss: %s): use one of them",
-				f.field, f.name, kind, kind, strings.Join(names, ", "))
+			at(m.Outputs.At[f.field], "outputs.%s: %q: the model has no such %s%s (its %ss: %s): use one of them",
+				f.field, f.name, kind, catalog.DidYouMean(f.name, names), kind, strings.Join(names, ", "))
 		}
 	}
 	return errs

@@ -93,6 +93,7 @@ func TestCheckReportsEveryProblemAtItsLine(t *testing.T) {
     inputs:
       input_ids: {dims: [2, 8]}
       token_type_ids: {value: [0], real_only: true}
+      input_idz: {value: [1]}
   - id: mixtral
     family: mixture-of-experts
     task: text-generation
@@ -102,7 +103,7 @@ func TestCheckReportsEveryProblemAtItsLine(t *testing.T) {
 	res, err := Check(c, root)
 	want := []string{
 		`models.yaml:7:7: model "vit": input "pixel_values" (shape [batch 3 32 32]): axis 0 ("batch") is bound by no dims: add dims: [1, 3, 32, 32] to inputs.pixel_values`,
-		`models.yaml:8:24: model "vit": outputs.primary: "logitz": the model has no such output (its outputs: logits, probabilities): use one of them`,
+		`models.yaml:8:24: model "vit": outputs.primary: "logitz": the model has no such output (did you mean "logits"?) (its outputs: logits, probabilities): use one of them`,
 		`models.yaml:9:5: model "clip": input "pixel_values" (shape [image_batch 3 32 32]): axis 0 ("image_batch") is bound by no dims: add dims: [1, 3, 32, 32] to inputs.pixel_values`,
 		`models.yaml:14:7: model "clip": input override "input_ids": dims [3 8 1] have rank 3, the model's input has rank 2 (shape [batch seq]): give 2 dims`,
 		`models.yaml:15:7: model "clip": input "attention_mask" (shape [batch seq]): axis 0 ("batch"), axis 1 ("seq") are bound by no dims: add dims: [1, 8] to inputs.attention_mask, or to an input that shares its symbols: input_ids ("batch", "seq") (value: fills the shape, it does not set it)`,
@@ -110,8 +111,9 @@ func TestCheckReportsEveryProblemAtItsLine(t *testing.T) {
 		`models.yaml:25:7: model "t5": input override "attention_mask": dim 1 ("seq") is 4, but the dims of "input_ids" set "seq" to 8: make them agree`,
 		// real_only is for a fixture standing in for the real export; this is the real file.
 		`models.yaml:34:7: model "gpt2": input override "token_type_ids": the model has no such input (its inputs: input_ids): rename the override to one of them, or remove it`,
-		`models.yaml:35:5: model "mixtral": input "input_ids" (shape [batch seq]): axis 0 ("batch"), axis 1 ("seq") are bound by no dims: add dims: [1, 8] to inputs.input_ids`,
-		`models.yaml:39:40: model "mixtral": outputs.router: "router_logit": the model has no such output (its outputs: logits, router_logits): use one of them`,
+		`models.yaml:35:7: model "gpt2": input override "input_idz": the model has no such input (did you mean "input_ids"?) (its inputs: input_ids): rename the override to one of them, or remove it`,
+		`models.yaml:36:5: model "mixtral": input "input_ids" (shape [batch seq]): axis 0 ("batch"), axis 1 ("seq") are bound by no dims: add dims: [1, 8] to inputs.input_ids`,
+		`models.yaml:40:40: model "mixtral": outputs.router: "router_logit": the model has no such output (did you mean "router_logits"?) (its outputs: logits, router_logits): use one of them`,
 	}
 	if diff := cmp.Diff(want, errorLines(c, err)); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
@@ -192,7 +194,7 @@ func TestCheckRealNPMModel(t *testing.T) {
 	_, err = Check(c, root)
 	want := []string{
 		`models.yaml:9:7: model "vad": input override "state": dim 2 is 64, the model fixes it at 128 (shape [2 ? 128]): set it to 128`,
-		`models.yaml:11:60: model "vad": outputs.state_input: "stat": the model has no such input (its inputs: input, state, sr): use one of them`,
+		`models.yaml:11:60: model "vad": outputs.state_input: "stat": the model has no such input (did you mean "state"?) (its inputs: input, state, sr): use one of them`,
 	}
 	if diff := cmp.Diff(want, errorLines(c, err)); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)

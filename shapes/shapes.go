@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/onnx"
 )
 
@@ -121,15 +122,15 @@ func Bind(inputs []Input, overrides map[string]Override) ([][]int64, []Problem) 
 	for _, in := range inputs {
 		known[in.Name] = true
 	}
-	names := make([]string, 0, len(overrides))
+	overridden := make([]string, 0, len(overrides))
 	for name := range overrides {
-		names = append(names, name)
+		overridden = append(overridden, name)
 	}
-	sort.Strings(names)
-	for _, name := range names {
+	sort.Strings(overridden)
+	for _, name := range overridden {
 		if !known[name] {
 			problems = append(problems, Problem{Input: name, Override: true, Msg: fmt.Sprintf(
-				"input override %q: the model has no such input (its inputs: %s): rename the override to one of them, or remove it", name, Names(inputs))})
+				"input override %q: the model has no such input%s (its inputs: %s): rename the override to one of them, or remove it", name, catalog.DidYouMean(name, names(inputs)), Names(inputs))})
 		}
 	}
 	return shapes, problems
@@ -296,12 +297,14 @@ func (in Input) ShapeText() string {
 }
 
 // Names lists the inputs' names for messages.
-func Names(inputs []Input) string {
-	names := make([]string, len(inputs))
+func Names(inputs []Input) string { return strings.Join(names(inputs), ", ") }
+
+func names(inputs []Input) []string {
+	out := make([]string, len(inputs))
 	for i, in := range inputs {
-		names[i] = in.Name
+		out[i] = in.Name
 	}
-	return strings.Join(names, ", ")
+	return out
 }
 
 func elements(shape []int64) int64 {

@@ -133,7 +133,7 @@ func TestGenerateChecksTheCatalogAgainstModelFiles(t *testing.T) {
     task: voice-activity-detection
     source: file:elsewhere.onnx
 `)
-	want := `models.yaml:7:24: model "vad": outputs.primary: "logit": the model has no such output (its outputs: logits, encoder_last_hidden_state): use one of them
+	want := `models.yaml:7:24: model "vad": outputs.primary: "logit": the model has no such output (did you mean "logits"?) (its outputs: logits, encoder_last_hidden_state): use one of them
 models.yaml:8:5: model "vad2": input "input_features" (shape [batch 16 32]): axis 0 ("batch") is bound by no dims: add dims: [1, 16, 32] to inputs.input_features, or to an input that shares its symbols: decoder_input_ids ("batch")
 models.yaml:8:5: model "vad2": input "decoder_input_ids" (shape [batch dec_seq]): axis 0 ("batch"), axis 1 ("dec_seq") are bound by no dims: add dims: [1, 8] to inputs.decoder_input_ids, or to an input that shares its symbols: input_features ("batch")
 `
