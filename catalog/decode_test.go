@@ -35,11 +35,13 @@ func TestValidDecodes(t *testing.T) {
 		Source: "npm:@ricky0123/vad-web@0.0.31/dist/silero_vad_v5.onnx",
 		SHA256: "2623a2953f6ff3d2c1e61740c6cdb7168133479b267dfef114a4a3cc5bdd788f",
 		Inputs: map[string]Input{
-			"input": {Dims: []int64{1, 512}, Range: []float64{-1, 1}},
-			"state": {Dims: []int64{2, 1, 128}, Range: []float64{-0.5, 0.5}},
-			"sr":    {Value: []float64{16000}},
+			"input": {Dims: []int64{1, 512}, Range: []float64{-1, 1}, Line: 9, Column: 7},
+			"state": {Dims: []int64{2, 1, 128}, Range: []float64{-0.5, 0.5}, Line: 10, Column: 7},
+			"sr":    {Value: []float64{16000}, Line: 11, Column: 7},
 		},
-		Outputs:   OutputSpec{Primary: "output", State: "stateN", StateIn: "state"},
+		Outputs: OutputSpec{Primary: "output", State: "stateN", StateIn: "state", At: map[string]Position{
+			"primary": {12, 24}, "state": {12, 39}, "state_input": {12, 60},
+		}},
 		Tolerance: &Tolerance{RTol: 1e-4, ATol: 1e-5},
 		Tags:      []string{"vad", "real"},
 		Tier:      "tiny",

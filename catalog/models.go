@@ -224,6 +224,7 @@ func (d *decoder) inputs(ctx string, n *yaml.Node) map[string]Input {
 		}
 		seen[name] = f.key
 		if in, ok := d.input(fmt.Sprintf("%s: input %q", ctx, name), f.value); ok {
+			in.Line, in.Column = f.key.Line, f.key.Column
 			out[name] = in
 		}
 	}
@@ -355,6 +356,10 @@ func (d *decoder) outputs(ctx string, n *yaml.Node) OutputSpec {
 	} {
 		if v, ok := f[key]; ok {
 			*dst, _ = d.nonEmpty(octx+": "+key, v.value)
+			if out.At == nil {
+				out.At = map[string]Position{}
+			}
+			out.At[key] = Position{v.value.Line, v.value.Column}
 		}
 	}
 	if v, ok := f["router_top_k"]; ok {

@@ -60,6 +60,8 @@ type Input struct {
 	// RealOnly marks an input only the real export has (BERT's token_type_ids):
 	// its tiny fixture skips the override instead of calling it unknown.
 	RealOnly bool `yaml:"real_only,omitempty"`
+
+	Line, Column int `yaml:"-"` // where the input's name is written in models.yaml
 }
 
 // OutputSpec names the outputs a family check reads when the model has several.
@@ -73,7 +75,14 @@ type OutputSpec struct {
 	Ranking       string `yaml:"ranking,omitempty"`       // scores whose order per row is the answer (similarity, retrieval)
 	Router        string `yaml:"router,omitempty"`        // mixture-of-experts router logits [..., experts]
 	RouterTopK    int    `yaml:"router_top_k,omitempty"`  // experts chosen per token
+
+	// At is where each output name is written, by field ("primary", "state", ...),
+	// for checks against the model file.
+	At map[string]Position `yaml:"-"`
 }
+
+// Position is a place in a catalog file.
+type Position struct{ Line, Column int }
 
 // Tolerance bounds |got-want| <= atol + rtol*|want|.
 type Tolerance struct {

@@ -80,7 +80,7 @@ func (bs *browserSession) run(inputs []Tensor) ([]Tensor, time.Duration, error) 
 	start := time.Now()
 	outs, took, err := bs.s.Run(wire)
 	if err != nil {
-		return nil, took, timedOut(err, time.Since(start))
+		return nil, took, withFed(timedOut(err, time.Since(start)), FedText(inputs))
 	}
 	result := make([]Tensor, len(outs))
 	for i, o := range outs {
@@ -98,7 +98,7 @@ func (bs *browserSession) Bind(inputs []Tensor) (TimedRun, error) {
 	if err := bs.s.Bind(wire); err != nil {
 		return nil, err
 	}
-	return &browserTimed{bs: bs}, nil
+	return &browserTimed{bs: bs, fed: FedText(inputs)}, nil
 }
 
 func (bs *browserSession) Close() error { return bs.s.Close() }
@@ -119,6 +119,7 @@ func (bs *browserSession) memory() int64 { return bs.b.Memory() }
 type browserTimed struct {
 	bs      *browserSession
 	samples []time.Duration // timed in the page, not handed out yet
+	fed     string          // the bound inputs, for errors (FedText)
 }
 
 // Each batch runs for about browserBatch (at least one run, at most
@@ -134,7 +135,7 @@ func (t *browserTimed) Run() (time.Duration, error) {
 		start := time.Now()
 		s, err := t.bs.s.Measure(browserBatchRuns, browserBatch)
 		if err != nil {
-			return 0, timedOut(err, time.Since(start))
+			return 0, withFed(timedOut(err, time.Since(start)), t.fed)
 		}
 		t.samples = s
 	}

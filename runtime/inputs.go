@@ -5,10 +5,10 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"strings"
 
 	"github.com/hwtest/hwtest/result"
+	"github.com/hwtest/hwtest/shapes"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -93,13 +93,6 @@ func checkedElements(shape []int64) (int64, bool) {
 	return n, true
 }
 
-// Default sizes for dynamic dims the catalog leaves open: batch 1, everything else 8
-// (long enough for attention and scans to mix positions, small enough to be quick).
-const (
-	defaultBatch = 1
-	defaultDim   = 8
-)
-
 // InputSpec is one model input: ONNX Runtime's metadata plus the symbolic dim
 // names from the model file (ONNX Runtime's Go binding reports those as -1 only).
 type InputSpec struct {
@@ -111,50 +104,32 @@ type InputSpec struct {
 // the catalog's overrides, from a seed derived from the model id and input name, so
 // every target sees exactly the same inputs. Random values never come out all zero.
 //
-// Dynamic dims are bound by name: an override's dims fix its symbols ("batch",
-// "seq") for every input that shares them, so an attention mask follows the token
-// ids. Unbound symbols get batch 1 on axis 0, else 8.
+// Shapes follow package shapes: an override's dims fix its symbols ("batch", "seq")
+// for every input that shares them, so an attention mask follows the token ids. A
+// dim nothing binds is an error naming the fix, as `hwtest generate` reports it
+// (the model that runs may not be the one generate saw: a real export fetched
+// later, in place of its fixture).
 func SynthesizeInputs(modelID string, specs []InputSpec, overrides map[string]Input) ([]Tensor, error) {
-	known := map[string]bool{}
 	var errs []string
-	symbols := map[string]int64{}
-	shapes := make([][]int64, len(specs))
-	// Overridden inputs first: they bind the symbols the others follow.
-	for pass := 0; pass < 2; pass++ {
-		for i, spec := range specs {
-			ov, has := overrides[spec.Name]
-			if (pass == 0) != (has && ov.Dims != nil) {
-				continue
-			}
-			shape, err := resolveShape(spec, ov, symbols)
-			if err != nil {
-				errs = append(errs, err.Error())
-				continue
-			}
-			shapes[i] = shape
-		}
+	shapesOf, problems := shapes.Bind(ShapeInputs(specs), ShapeOverrides(overrides))
+	for _, p := range problems {
+		errs = append(errs, p.Msg)
 	}
 	var out []Tensor
 	for i, spec := range specs {
-		known[spec.Name] = true
-		if shapes[i] == nil {
+		if shapesOf[i] == nil {
 			continue
 		}
-		if err := checkInputBudget(spec.InputOutputInfo, shapes[i]); err != nil {
+		if err := checkInputBudget(spec.InputOutputInfo, shapesOf[i]); err != nil {
 			errs = append(errs, err.Error())
 			continue
 		}
-		data, err := synthesizeValues(modelID, spec.InputOutputInfo, overrides[spec.Name], elements(shapes[i]))
+		data, err := synthesizeValues(modelID, spec.InputOutputInfo, overrides[spec.Name], elements(shapesOf[i]))
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
 		}
-		out = append(out, Tensor{Name: spec.Name, Type: spec.DataType, Shape: shapes[i], Data: data})
-	}
-	for _, name := range sortedKeys(overrides) {
-		if !known[name] {
-			errs = append(errs, fmt.Sprintf("input override %q: the model has no such input (its inputs: %s)", name, inputNames(specs)))
-		}
+		out = append(out, Tensor{Name: spec.Name, Type: spec.DataType, Shape: shapesOf[i], Data: data})
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("model %q: %s", modelID, strings.Join(errs, "; "))
@@ -162,52 +137,22 @@ func SynthesizeInputs(modelID string, specs []InputSpec, overrides map[string]In
 	return out, nil
 }
 
-func resolveShape(spec InputSpec, ov Input, symbols map[string]int64) ([]int64, error) {
-	meta := []int64(spec.Dimensions)
-	param := func(i int) string {
-		if i < len(spec.Params) {
-			return spec.Params[i]
-		}
-		return ""
+// ShapeInputs is the model's inputs as package shapes reads them.
+func ShapeInputs(specs []InputSpec) []shapes.Input {
+	out := make([]shapes.Input, len(specs))
+	for i, s := range specs {
+		out[i] = shapes.Input{Name: s.Name, Dims: []int64(s.Dimensions), Params: s.Params}
 	}
-	if ov.Dims != nil {
-		if len(ov.Dims) != len(meta) {
-			return nil, fmt.Errorf("input override %q: dims %v have rank %d, the model's input has rank %d (shape %v)", spec.Name, ov.Dims, len(ov.Dims), len(meta), meta)
-		}
-		for i, d := range ov.Dims {
-			if meta[i] >= 0 && meta[i] != d {
-				return nil, fmt.Errorf("input override %q: dim %d is %d, the model fixes it at %d (shape %v)", spec.Name, i, d, meta[i], meta)
-			}
-			if p := param(i); p != "" {
-				if bound, ok := symbols[p]; ok && bound != d {
-					return nil, fmt.Errorf("input override %q: dim %d (%q) is %d, another override set %q to %d", spec.Name, i, p, d, p, bound)
-				}
-				symbols[p] = d
-			}
-		}
-		return append([]int64(nil), ov.Dims...), nil
+	return out
+}
+
+// ShapeOverrides is the catalog's overrides as package shapes reads them.
+func ShapeOverrides(overrides map[string]Input) map[string]shapes.Override {
+	out := make(map[string]shapes.Override, len(overrides))
+	for name, ov := range overrides {
+		out[name] = shapes.Override{Dims: ov.Dims, Values: len(ov.Value)}
 	}
-	shape := make([]int64, len(meta))
-	for i, d := range meta {
-		p := param(i)
-		switch bound, ok := symbols[p]; {
-		case d >= 0:
-			shape[i] = d
-		case p != "" && ok:
-			shape[i] = bound
-		case i == 0:
-			shape[i] = defaultBatch
-		default:
-			shape[i] = defaultDim
-		}
-		if d < 0 && p != "" {
-			symbols[p] = shape[i]
-		}
-	}
-	if ov.Value != nil && len(ov.Value) > 1 && int64(len(ov.Value)) != elements(shape) {
-		return nil, fmt.Errorf("input override %q: %d values for shape %v (%d elements): give one value or dims", spec.Name, len(ov.Value), shape, elements(shape))
-	}
-	return shape, nil
+	return out
 }
 
 func synthesizeValues(modelID string, info ort.InputOutputInfo, ov Input, n int64) ([]float64, error) {
@@ -283,19 +228,42 @@ func allZero(xs []float64) bool {
 	return len(xs) > 0
 }
 
-func inputNames(specs []InputSpec) string {
-	names := make([]string, len(specs))
-	for i, in := range specs {
-		names[i] = in.Name
+// FedText names the tensors a run was fed, with their element types and shapes:
+// "input_ids int64 [2 8], attention_mask int64 [2 8]".
+func FedText(inputs []Tensor) string {
+	parts := make([]string, len(inputs))
+	for i, t := range inputs {
+		dtype := elementTypes[t.Type].name
+		if dtype == "" {
+			dtype = t.Type.String()
+		}
+		parts[i] = fmt.Sprintf("%s %s %v", t.Name, dtype, t.Shape)
 	}
-	return strings.Join(names, ", ")
+	if len(parts) == 0 {
+		return "no inputs"
+	}
+	return strings.Join(parts, ", ")
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// fedError is a failed run with the shapes hwtest fed it. ONNX Runtime's shape
+// errors name a node deep inside the graph ("Attempting to broadcast an axis by a
+// dimension other than 1. 2 by 8"), never the inputs that led there; every run
+// error carries them, since telling shape errors apart by their text would miss some.
+type fedError struct {
+	err error
+	fed string
+}
+
+// Error trims the newline onnxruntime-web ends its messages with.
+func (e fedError) Error() string {
+	return strings.TrimRight(e.err.Error(), " \n") + "; fed " + e.fed
+}
+func (e fedError) Unwrap() error { return e.err }
+
+// withFed adds the fed shapes to a run's error; nil stays nil.
+func withFed(err error, fed string) error {
+	if err == nil {
+		return nil
 	}
-	sort.Strings(keys)
-	return keys
+	return fedError{err: err, fed: fed}
 }

@@ -16,7 +16,7 @@ func TestOutputsOfARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	in, err := SynthesizeInputs("t", s.Inputs(), nil)
+	in, err := SynthesizeInputs("t", s.Inputs(), tokens(1, 8))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func TestProfilePlacementOnCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := SynthesizeInputs("t", s.Inputs(), nil)
+	in, err := SynthesizeInputs("t", s.Inputs(), tokens(1, 8))
 	s.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -73,6 +73,11 @@ func TestInitErrorNamesOldLibrary(t *testing.T) {
 	}
 }
 
+// tokens binds a text model's token inputs ([batch seq]) through input_ids.
+func tokens(batch, seq int64) map[string]Input {
+	return map[string]Input{"input_ids": {Dims: []int64{batch, seq}}}
+}
+
 func info(name string, typ ort.TensorElementDataType, dims ...int64) InputSpec {
 	return InputSpec{InputOutputInfo: ort.InputOutputInfo{Name: name, DataType: typ, Dimensions: ort.NewShape(dims...)}}
 }
@@ -85,12 +90,17 @@ func TestSynthesizeInputsBindsSymbolicDims(t *testing.T) {
 	mask.Params = []string{"batch", "seq"}
 	dec := info("decoder_input_ids", ort.TensorElementDataTypeInt64, -1, -1)
 	dec.Params = []string{"batch", "dec_seq"}
-	in, err := SynthesizeInputs("m", []InputSpec{mask, ids, dec}, map[string]Input{"input_ids": {Dims: []int64{3, 16}}})
+	in, err := SynthesizeInputs("m", []InputSpec{mask, ids, dec}, map[string]Input{"input_ids": {Dims: []int64{3, 16}}, "decoder_input_ids": {Dims: []int64{3, 4}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(in[0].Shape, in[1].Shape, in[2].Shape); got != "[3 16] [3 16] [3 8]" {
+	if got := fmt.Sprint(in[0].Shape, in[1].Shape, in[2].Shape); got != "[3 16] [3 16] [3 4]" {
 		t.Errorf("shapes = %s", got)
+	}
+	// A symbol nothing binds is an error naming the fix, not a silent 8.
+	_, err = SynthesizeInputs("m", []InputSpec{mask, ids, dec}, map[string]Input{"input_ids": {Dims: []int64{3, 16}}})
+	if want := `input "decoder_input_ids" (shape [batch dec_seq]): axis 1 ("dec_seq") is bound by no dims: add dims: [3, 8] to inputs.decoder_input_ids`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("open symbol: %v\nwant it to contain %s", err, want)
 	}
 	_, err = SynthesizeInputs("m", []InputSpec{mask, ids}, map[string]Input{"input_ids": {Dims: []int64{3, 16}}, "attention_mask": {Dims: []int64{3, 12}}})
 	if err == nil || !strings.Contains(err.Error(), `("seq") is`) {
@@ -104,10 +114,12 @@ func TestSynthesizeInputs(t *testing.T) {
 		info("ids", ort.TensorElementDataTypeInt64, -1, -1),
 		info("sr", ort.TensorElementDataTypeInt64),
 	}
-	in, err := SynthesizeInputs("m", infos, map[string]Input{
+	overrides := map[string]Input{
 		"input": {Dims: []int64{2, 4}, Range: []float64{5, 6}},
+		"ids":   {Dims: []int64{1, 8}},
 		"sr":    {Value: []float64{16000}},
-	})
+	}
+	in, err := SynthesizeInputs("m", infos, overrides)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +139,11 @@ func TestSynthesizeInputs(t *testing.T) {
 	if in[2].Data[0] != 16000 {
 		t.Errorf("sr = %v", in[2].Data)
 	}
-	again, _ := SynthesizeInputs("m", infos, map[string]Input{"input": {Dims: []int64{2, 4}, Range: []float64{5, 6}}, "sr": {Value: []float64{16000}}})
+	again, _ := SynthesizeInputs("m", infos, overrides)
 	if fmt.Sprint(again) != fmt.Sprint(in) {
 		t.Errorf("same seed, different inputs")
 	}
-	other, _ := SynthesizeInputs("other-model", infos, nil)
+	other, _ := SynthesizeInputs("other-model", infos, overrides)
 	if fmt.Sprint(other[1].Data) == fmt.Sprint(in[1].Data) {
 		t.Errorf("different models got the same token ids")
 	}
@@ -150,8 +162,9 @@ func TestSynthesizeInputsRejectsBadOverrides(t *testing.T) {
 		{"unknown input", map[string]Input{"audio": {Value: []float64{1}}}, `input override "audio": the model has no such input (its inputs: input, state)`},
 		{"rank", map[string]Input{"input": {Dims: []int64{1, 2, 3}}}, `dims [1 2 3] have rank 3, the model's input has rank 2`},
 		{"fixed dim", map[string]Input{"state": {Dims: []int64{2, 1, 64}}}, `dim 2 is 64, the model fixes it at 128`},
-		{"value count", map[string]Input{"input": {Dims: []int64{1, 4}, Value: []float64{1, 2}}}, `2 values for 4 elements`},
-		{"zero range", map[string]Input{"input": {Range: []float64{0, 0}}}, `range [0 0]: want [low, high] with low < high`},
+		{"value count", map[string]Input{"input": {Dims: []int64{1, 4}, Value: []float64{1, 2}}}, `input override "input": 2 values for shape [1 4] (4 elements)`},
+		{"zero range", map[string]Input{"input": {Dims: []int64{1, 4}, Range: []float64{0, 0}}}, `range [0 0]: want [low, high] with low < high`},
+		{"anonymous dim", map[string]Input{"input": {Dims: []int64{1, 4}}}, `input "state" (shape [2 ? 128]): axis 1 (anonymous) is bound by no dims: add dims: [2, 8, 128] to inputs.state`},
 	} {
 		_, err := SynthesizeInputs("m", infos, c.ov)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -467,7 +480,10 @@ func TestBoundRunsAfterALateTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	in, _ := SynthesizeInputs("t", s.Inputs(), nil)
+	in, err := SynthesizeInputs("t", s.Inputs(), tokens(1, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tr, err := s.Bind(in)
 	if err != nil {
 		t.Fatal(err)
@@ -519,6 +535,7 @@ func TestFixtureOverrides(t *testing.T) {
 	p := writeZoo(t, "tiny-gpt2")
 	cpu := Target{ID: "cpu", Provider: CPUProvider}
 	m := Model{ID: "gpt2", Fixture: "zoo:tiny-gpt2", Inputs: map[string]Input{
+		"input_ids":      {Dims: []int64{1, 8}},
 		"token_type_ids": {Value: []float64{0}, RealOnly: true},
 	}}
 	if _, done, err := OpenRun(m, p, p, cpu); err != nil {

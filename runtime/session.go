@@ -344,7 +344,7 @@ func (s *Session) Run(inputs []Tensor) ([]Tensor, error) {
 		return nil, err
 	}
 	if err := s.runWithTimeout(values, outs); err != nil {
-		return nil, err
+		return nil, withFed(err, FedText(inputs))
 	}
 	result := make([]Tensor, len(outs))
 	for i, v := range outs {
@@ -420,11 +420,12 @@ type Bound struct {
 	s      *Session
 	values []ort.Value
 	opts   *ort.RunOptions
+	fed    string // the bound inputs, for errors (FedText)
 }
 
 // Bind converts inputs once for repeated timed runs.
 func (s *Session) Bind(inputs []Tensor) (TimedRun, error) {
-	b := &Bound{s: s}
+	b := &Bound{s: s, fed: FedText(inputs)}
 	for _, in := range inputs {
 		v, err := toValue(in)
 		if err != nil {
@@ -461,9 +462,9 @@ func (b *Bound) Run() (time.Duration, error) {
 	took := time.Since(start)
 	stopped := timer.Stop()
 	if err != nil && !stopped {
-		return took, fmt.Errorf("%w after %v (HWTEST_RUN_TIMEOUT): %v", ErrRunTimeout, took.Round(time.Millisecond), err)
+		err = fmt.Errorf("%w after %v (HWTEST_RUN_TIMEOUT): %v", ErrRunTimeout, took.Round(time.Millisecond), err)
 	}
-	return took, err
+	return took, withFed(err, b.fed)
 }
 
 // Close releases the bound tensors.

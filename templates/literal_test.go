@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -94,20 +95,31 @@ func fullTarget(change int) (catalog.Target, []string) {
 	return t, f.paths
 }
 
+// mapKeyInPath is a map key in a field path, other than [*].
+var mapKeyInPath = regexp.MustCompile(`\[[^\]*]+\]`)
+
 // Catalog fields a suite does not need at run time, and why; every other field
 // must reach the runtime value.
 var notCarried = map[string]string{
-	"Model.Task":    "chooses invariants in the generator",
-	"Model.Tags":    "become tag: labels",
-	"Model.Tier":    "reported by `hwtest models`",
-	"Model.Line":    "position in models.yaml, for messages",
-	"Model.Column":  "position in models.yaml, for messages",
-	"Target.Probe":  "probing reads Runner and Provider",
-	"Target.Line":   "position in hardware.yaml, for messages",
-	"Target.Column": "position in hardware.yaml, for messages",
+	"Model.Task":   "chooses invariants in the generator",
+	"Model.Tags":   "become tag: labels",
+	"Model.Tier":   "reported by `hwtest models`",
+	"Model.Line":   "position in models.yaml, for messages",
+	"Model.Column": "position in models.yaml, for messages",
+	// Positions in models.yaml, for generate's checks against the model file.
+	"Model.Inputs[*].Line":   "position in models.yaml, for messages",
+	"Model.Inputs[*].Column": "position in models.yaml, for messages",
+	"Model.Outputs.At":       "positions in models.yaml, for messages",
+	"Target.Probe":           "probing reads Runner and Provider",
+	"Target.Line":            "position in hardware.yaml, for messages",
+	"Target.Column":          "position in hardware.yaml, for messages",
 }
 
+// isNotCarried matches path against notCarried, where [*] stands for any map key.
 func isNotCarried(path string) bool {
+	if anyKey := mapKeyInPath.ReplaceAllString(path, "[*]"); anyKey != path && isNotCarried(anyKey) {
+		return true
+	}
 	for p := range notCarried {
 		if path == p || strings.HasPrefix(path, p+"[") || strings.HasPrefix(path, p+" ") {
 			return true

@@ -35,6 +35,7 @@ const testModels = `models:
     family: audio
     task: voice-activity-detection
     source: zoo:tiny-whisper
+    inputs: {input_features: {dims: [1, 16, 32]}, decoder_input_ids: {dims: [1, 4]}}
 `
 
 // newRoot makes a repository root with the given catalogs.
@@ -82,9 +83,9 @@ func TestGenerateThenVerify(t *testing.T) {
 	}
 
 	// A catalog change makes verify report the file as changed, with a diff.
-	write(t, filepath.Join(root, "models.yaml"), strings.Replace(testModels, "zoo:tiny-whisper", "zoo:tiny-clap", 1))
+	write(t, filepath.Join(root, "models.yaml"), strings.Replace(testModels, "decoder_input_ids: {dims: [1, 4]}", "decoder_input_ids: {dims: [1, 6]}", 1))
 	code, stdout, _ = hwtest("verify", "--root", root)
-	if code != ExitOutOfDate || !strings.Contains(stdout, "changed: generated/audio/vad.go") || !strings.Contains(stdout, `+		Source: "zoo:tiny-clap"`) {
+	if code != ExitOutOfDate || !strings.Contains(stdout, "changed: generated/audio/vad.go") || !strings.Contains(stdout, `+			"decoder_input_ids": {Dims: []int64{1, 6}},`) {
 		t.Errorf("verify after catalog change: exit %d\n%s", code, stdout)
 	}
 	// A generated file no model produces is stale.
@@ -115,6 +116,47 @@ func TestBadCatalogWritesNothing(t *testing.T) {
 	code, _, stderr = hwtest("verify", "--root", root)
 	if code != ExitError || !strings.Contains(stderr, "models.yaml:") {
 		t.Errorf("malformed yaml: exit %d\n%s", code, stderr)
+	}
+}
+
+// A catalog that does not fit its model file is refused by generate and verify,
+// before anything is written, every problem at its line with the fix; a model
+// whose file is not here is listed on stderr and generated all the same.
+func TestGenerateChecksTheCatalogAgainstModelFiles(t *testing.T) {
+	root := newRoot(t, testModels+`    outputs: {primary: logit}
+  - id: vad2
+    family: audio
+    task: voice-activity-detection
+    source: zoo:tiny-whisper
+  - id: elsewhere
+    family: audio
+    task: voice-activity-detection
+    source: file:elsewhere.onnx
+`)
+	want := `models.yaml:7:24: model "vad": outputs.primary: "logit": the model has no such output (did you mean "logits"?) (its outputs: logits, encoder_last_hidden_state): use one of them
+models.yaml:8:5: model "vad2": input "input_features" (shape [batch 16 32]): axis 0 ("batch") is bound by no dims: add dims: [1, 16, 32] to inputs.input_features, or to an input that shares its symbols: decoder_input_ids ("batch")
+models.yaml:8:5: model "vad2": input "decoder_input_ids" (shape [batch dec_seq]): axis 0 ("batch"), axis 1 ("dec_seq") are bound by no dims: add dims: [1, 8] to inputs.decoder_input_ids, or to an input that shares its symbols: input_features ("batch")
+`
+	notHere := `not checked: model "elsewhere": elsewhere.onnx is not on this machine (put the model there, or fix the path: it is relative to the folder of the catalog)`
+	for _, verb := range []string{"generate", "verify"} {
+		code, _, stderr := hwtest(verb, "--root", root)
+		stderr = strings.ReplaceAll(stderr, filepath.Join(root, "models.yaml"), "models.yaml")
+		if code != ExitError || !strings.Contains(stderr, want) || !strings.Contains(stderr, notHere) {
+			t.Errorf("%s: exit %d, want %d\n%s\nwant it to contain\n%s%s", verb, code, ExitError, stderr, want, notHere)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "generated")); !os.IsNotExist(err) {
+		t.Errorf("generated/ was written")
+	}
+	// Fixed, it generates; the model not here is still listed.
+	write(t, filepath.Join(root, "models.yaml"), testModels+`  - id: elsewhere
+    family: audio
+    task: voice-activity-detection
+    source: file:elsewhere.onnx
+`)
+	code, stdout, stderr := hwtest("generate", "--root", root)
+	if code != ExitOK || !strings.Contains(stdout, "created generated/audio/elsewhere.go") || !strings.Contains(stderr, notHere) {
+		t.Errorf("generate: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hwtest/hwtest/layout"
 	"github.com/hwtest/hwtest/runtime"
+	"github.com/hwtest/hwtest/shapes"
 	"github.com/hwtest/hwtest/spec"
 	"github.com/hwtest/hwtest/zoo"
 )
@@ -111,12 +112,23 @@ func explainZoo(name string, t runtime.Target) (*runtime.Explanation, error) {
 		return nil, err
 	}
 	m := runtime.Model{ID: "zoo:" + name, Family: info.Family, Inputs: map[string]runtime.Input{}}
+	// No catalog binds its dims: every open one gets the size shapes.Suggest
+	// names (batch 1, else 8), as a catalog entry written for it would.
+	ports := make([]shapes.Input, len(info.Inputs))
+	for i, p := range info.Inputs {
+		ports[i] = shapes.FromONNX(p.Name, p.Dims)
+	}
+	dims := shapes.Suggest(ports)
 	for _, p := range info.Inputs {
+		in := runtime.Input{Dims: dims[p.Name]}
 		switch {
 		case p.Max == 2:
-			m.Inputs[p.Name] = runtime.Input{Value: []float64{1}}
+			in.Value = []float64{1}
 		case p.Max > 2:
-			m.Inputs[p.Name] = runtime.Input{Range: []float64{1, float64(p.Max)}}
+			in.Range = []float64{1, float64(p.Max)}
+		}
+		if in.Dims != nil || in.Value != nil || in.Range != nil {
+			m.Inputs[p.Name] = in
 		}
 	}
 	return runtime.ExplainFiles(m, path, path, t)

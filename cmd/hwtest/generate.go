@@ -5,6 +5,7 @@ import (
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/conformance"
+	"github.com/hwtest/hwtest/modelcheck"
 
 	"github.com/spf13/cobra"
 
@@ -41,6 +42,21 @@ func newGenerateCmd(g *Globals, runF func(*GenerateOptions) error) *cobra.Comman
 	return cmd
 }
 
+// checkModels checks the catalog against the model files on this machine (package
+// modelcheck) before any suite is written: a name the model lacks or a dim left
+// open fails here, at its line in models.yaml, not later inside a suite. A model
+// whose file is not here is listed on stderr, not an error.
+func (g *Globals) checkModels(c *catalog.Catalogs) error {
+	res, err := modelcheck.Check(c, g.Root)
+	for _, line := range res.NotChecked {
+		fmt.Fprintln(g.Stderr, line)
+	}
+	if err != nil {
+		return fmt.Errorf("%s does not fit its model files:\n%w", c.ModelsFile, err)
+	}
+	return nil
+}
+
 // generateAll renders the catalogs' suites into their folder (see suites): for the
 // repository's models.yaml, everything under generated/, the conformance suites
 // from ONNX's own test cases (which `make setup` installs) included. Both, always:
@@ -48,9 +64,15 @@ func newGenerateCmd(g *Globals, runF func(*GenerateOptions) error) *cobra.Comman
 // the test cases (a machine that only runs models: a worker without apt) the
 // conformance files on disk are kept as they are, and a warning says so. Another
 // catalog gets its models' suites only, in a folder of its own.
+//
+// The catalog is checked against its model files first (checkModels), so every
+// command that regenerates (generate, verify, run, worker) refuses the same entries.
 func (g *Globals) generateAll(c *catalog.Catalogs) (map[string][]byte, generator.Out, error) {
 	out, err := g.suites()
 	if err != nil {
+		return nil, out, err
+	}
+	if err := g.checkModels(c); err != nil {
 		return nil, out, err
 	}
 	if !out.IsRepo() {

@@ -1,0 +1,213 @@
+// Package modelcheck checks a catalog against its model files, at `hwtest generate`
+// and `hwtest verify` time, so that a catalog entry that cannot run is refused where
+// it is written instead of failing later inside a suite: an input or output name the
+// model lacks, a symbolic dim no dims bind (package shapes), dims of the wrong rank
+// or against a fixed dim. It reads the file that would run on this machine (the
+// real file when present, else its fixture) with package onnx, without ONNX
+// Runtime; zoo: models are built in memory, as `make setup` writes them.
+package modelcheck
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/onnx"
+	"github.com/hwtest/hwtest/shapes"
+	"github.com/hwtest/hwtest/sources"
+	"github.com/hwtest/hwtest/zoo"
+)
+
+// Result is what Check found.
+type Result struct {
+	// NotChecked has one line per model whose file is not on this machine, with
+	// why and how to get it: not an error, since generating suites needs no model.
+	NotChecked []string
+	Checked    int // models whose file was read
+}
+
+// Check reads, for every model of c, the file that would run under root, and
+// reports every problem at once as *catalog.Error values joined, in file order.
+func Check(c *catalog.Catalogs, root string) (Result, error) {
+	var res Result
+	var errs []*catalog.Error
+	built := map[string][]byte{} // zoo name -> bytes: a fixture may serve several models
+	for _, m := range c.Models {
+		sum, fixture, why, err := inspect(root, m, built)
+		switch {
+		case err != nil:
+			errs = append(errs, &catalog.Error{File: c.ModelsFile, Line: m.Line, Column: m.Column,
+				Msg: fmt.Sprintf("model %q: %v", m.ID, err)})
+			continue
+		case sum == nil:
+			res.NotChecked = append(res.NotChecked, fmt.Sprintf("not checked: model %q: %s", m.ID, why))
+			continue
+		}
+		res.Checked++
+		errs = append(errs, checkModel(c.ModelsFile, m, sum, fixture)...)
+	}
+	sort.SliceStable(errs, func(i, j int) bool {
+		if errs[i].Line != errs[j].Line {
+			return errs[i].Line < errs[j].Line
+		}
+		return errs[i].Column < errs[j].Column
+	})
+	all := make([]error, len(errs))
+	for i, e := range errs {
+		all[i] = e
+	}
+	return res, errors.Join(all...)
+}
+
+// inspect summarises the file that would run for m: its source when present, else
+// its fixture (fixture names which). A nil summary with why set means neither is
+// on this machine.
+func inspect(root string, m catalog.Model, built map[string][]byte) (sum *onnx.Summary, fixture string, why string, err error) {
+	src, err := catalog.ParseSource(m.Source)
+	if err != nil {
+		return nil, "", "", err
+	}
+	data, why, err := read(root, m.Dir, src, built)
+	if err != nil || data == nil && m.Fixture == "" {
+		return nil, "", why, err
+	}
+	if data == nil {
+		fx, err := catalog.ParseSource(m.Fixture)
+		if err != nil {
+			return nil, "", "", err
+		}
+		if data, why, err = read(root, m.Dir, fx, built); err != nil || data == nil {
+			return nil, "", why, err
+		}
+		fixture = m.Fixture
+	}
+	sum, err = onnx.Inspect(data)
+	if err != nil {
+		what := m.Source
+		if fixture != "" {
+			what = fixture
+		}
+		return nil, "", "", fmt.Errorf("%s: %w", what, err)
+	}
+	return sum, fixture, "", nil
+}
+
+// read returns a source's model bytes, or nil and why when the file is not here.
+func read(root, catalogDir string, src catalog.Source, built map[string][]byte) ([]byte, string, error) {
+	if src.Scheme == "zoo" {
+		if data, ok := built[src.Name]; ok {
+			return data, "", nil
+		}
+		data, _, err := zoo.Build(src.Name)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w (`hwtest zoo list` names them)", src, err)
+		}
+		built[src.Name] = data
+		return data, "", nil
+	}
+	path := sources.LocalPath(root, catalogDir, src)
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		return data, "", nil
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, "", err
+	}
+	shown := path
+	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+		shown = r
+	}
+	fix := "run hwtest fetch"
+	switch src.Scheme {
+	case "hf":
+		fix = "run hwtest fetch --hf"
+	case "file":
+		fix = "put the model there, or fix the path: it is relative to the folder of the catalog"
+	}
+	return nil, fmt.Sprintf("%s is not on this machine (%s)", shown, fix), nil
+}
+
+// checkModel checks one entry against its model file's summary.
+func checkModel(file string, m catalog.Model, sum *onnx.Summary, fixture string) []*catalog.Error {
+	var errs []*catalog.Error
+	against := ""
+	if fixture != "" {
+		against = fmt.Sprintf(" (checked against its fixture %s: the real file is not on this machine)", fixture)
+	}
+	at := func(p catalog.Position, format string, args ...any) {
+		if p.Line == 0 {
+			p = catalog.Position{Line: m.Line, Column: m.Column}
+		}
+		errs = append(errs, &catalog.Error{File: file, Line: p.Line, Column: p.Column,
+			Msg: fmt.Sprintf("model %q: ", m.ID) + fmt.Sprintf(format, args...) + against})
+	}
+
+	overrides := map[string]shapes.Override{}
+	for name, in := range m.Inputs {
+		// The catalog's overrides describe the real export; its tiny fixture may
+		// lack inputs marked real_only (BERT's token_type_ids), as the runtime knows.
+		if fixture != "" && in.RealOnly {
+			continue
+		}
+		overrides[name] = shapes.Override{Dims: in.Dims, Values: len(in.Value)}
+	}
+	inputs := make([]shapes.Input, len(sum.Inputs))
+	for i, in := range sum.Inputs {
+		inputs[i] = shapes.FromONNX(in.Name, in.Dims)
+	}
+	_, problems := shapes.Bind(inputs, overrides)
+	for _, p := range problems {
+		pos := catalog.Position{}
+		if in, ok := m.Inputs[p.Input]; ok {
+			pos = catalog.Position{Line: in.Line, Column: in.Column}
+		}
+		at(pos, "%s", p.Msg)
+	}
+
+	outputs := make([]string, len(sum.Outputs))
+	for i, o := range sum.Outputs {
+		outputs[i] = o.Name
+	}
+	for _, f := range outputFields(m.Outputs) {
+		// state_input names the input the state output is fed back into.
+		names, kind := outputs, "output"
+		if f.field == "state_input" {
+			names, kind = inputNames(sum.Inputs), "input"
+		}
+		if !slices.Contains(names, f.name) {
+			at(m.Outputs.At[f.field], "outputs.%s: %q: the model has no such %s%s (its %ss: %s): use one of them",
+				f.field, f.name, kind, catalog.DidYouMean(f.name, names), kind, strings.Join(names, ", "))
+		}
+	}
+	return errs
+}
+
+type namedOutput struct{ field, name string }
+
+// outputFields lists the names outputs: gives, by field, in the catalog's order.
+func outputFields(o catalog.OutputSpec) []namedOutput {
+	var out []namedOutput
+	for _, f := range []namedOutput{
+		{"primary", o.Primary}, {"state", o.State}, {"state_input", o.StateIn},
+		{"probabilities", o.Probabilities}, {"distribution", o.Distribution},
+		{"ranking", o.Ranking}, {"router", o.Router},
+	} {
+		if f.name != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func inputNames(ins []onnx.ValueInfo) []string {
+	names := make([]string, len(ins))
+	for i, in := range ins {
+		names[i] = in.Name
+	}
+	return names
+}

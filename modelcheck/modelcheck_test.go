@@ -1,0 +1,217 @@
+package modelcheck
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hwtest/hwtest/catalog"
+	"github.com/hwtest/hwtest/internal/testenv"
+	"github.com/hwtest/hwtest/sources"
+	"github.com/hwtest/hwtest/zoo"
+)
+
+// root is the repository root: npm models live under its .hwtest/models.
+const root = ".."
+
+// load writes models.yaml into a temporary folder (beside any files given) and
+// loads it with the repository's hardware.yaml.
+func load(t *testing.T, models string, files map[string][]byte) *catalog.Catalogs {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "models.yaml")
+	if err := os.WriteFile(path, []byte(models), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.Load(path, filepath.Join(root, "hardware.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func zooFile(t *testing.T, name string) []byte {
+	t.Helper()
+	data, _, err := zoo.Build(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// errorLines is Check's error as one line per problem, the file named "models.yaml".
+func errorLines(c *catalog.Catalogs, err error) []string {
+	if err == nil {
+		return nil
+	}
+	return strings.Split(strings.ReplaceAll(err.Error(), c.ModelsFile, "models.yaml"), "\n")
+}
+
+// Every problem of a catalog checked against real model files (zoo models built
+// in memory, one written beside the catalog as a file: source), at once, each at
+// the line of the entry, input or output at fault, with the fix.
+func TestCheckReportsEveryProblemAtItsLine(t *testing.T) {
+	c := load(t, `models:
+  - id: vit
+    family: vision
+    task: image-classification
+    source: zoo:tiny-vit
+    inputs:
+      pixel_values: {range: [-1, 1]}
+    outputs: {primary: logitz, distribution: probabilities}
+  - id: clip
+    family: vision-text
+    task: zero-shot-image-classification
+    source: file:clip.onnx
+    inputs:
+      input_ids: {dims: [3, 8, 1], range: [1, 1000]}
+      attention_mask: {value: [1]}
+      pixel: {dims: [2, 3, 32, 32]}
+    outputs: {primary: logits_per_image}
+  - id: t5
+    family: text
+    architecture: encoder-decoder
+    task: text2text-generation
+    source: zoo:tiny-t5
+    inputs:
+      input_ids: {dims: [2, 8]}
+      attention_mask: {dims: [2, 4]}
+      decoder_input_ids: {dims: [2, 4]}
+  - id: gpt2
+    family: text
+    architecture: decoder
+    task: text-generation
+    source: zoo:tiny-gpt2
+    inputs:
+      input_ids: {dims: [2, 8]}
+      token_type_ids: {value: [0], real_only: true}
+      input_idz: {value: [1]}
+  - id: mixtral
+    family: mixture-of-experts
+    task: text-generation
+    source: zoo:tiny-mixtral
+    outputs: {primary: logits, router: router_logit, router_top_k: 2}
+`, map[string][]byte{"clip.onnx": zooFile(t, "tiny-clip")})
+	res, err := Check(c, root)
+	want := []string{
+		`models.yaml:7:7: model "vit": input "pixel_values" (shape [batch 3 32 32]): axis 0 ("batch") is bound by no dims: add dims: [1, 3, 32, 32] to inputs.pixel_values`,
+		`models.yaml:8:24: model "vit": outputs.primary: "logitz": the model has no such output (did you mean "logits"?) (its outputs: logits, probabilities): use one of them`,
+		`models.yaml:9:5: model "clip": input "pixel_values" (shape [image_batch 3 32 32]): axis 0 ("image_batch") is bound by no dims: add dims: [1, 3, 32, 32] to inputs.pixel_values`,
+		`models.yaml:14:7: model "clip": input override "input_ids": dims [3 8 1] have rank 3, the model's input has rank 2 (shape [batch seq]): give 2 dims`,
+		`models.yaml:15:7: model "clip": input "attention_mask" (shape [batch seq]): axis 0 ("batch"), axis 1 ("seq") are bound by no dims: add dims: [1, 8] to inputs.attention_mask, or to an input that shares its symbols: input_ids ("batch", "seq") (value: fills the shape, it does not set it)`,
+		`models.yaml:16:7: model "clip": input override "pixel": the model has no such input (its inputs: input_ids, attention_mask, pixel_values): rename the override to one of them, or remove it`,
+		`models.yaml:25:7: model "t5": input override "attention_mask": dim 1 ("seq") is 4, but the dims of "input_ids" set "seq" to 8: make them agree`,
+		// real_only is for a fixture standing in for the real export; this is the real file.
+		`models.yaml:34:7: model "gpt2": input override "token_type_ids": the model has no such input (its inputs: input_ids): rename the override to one of them, or remove it`,
+		`models.yaml:35:7: model "gpt2": input override "input_idz": the model has no such input (did you mean "input_ids"?) (its inputs: input_ids): rename the override to one of them, or remove it`,
+		`models.yaml:36:5: model "mixtral": input "input_ids" (shape [batch seq]): axis 0 ("batch"), axis 1 ("seq") are bound by no dims: add dims: [1, 8] to inputs.input_ids`,
+		`models.yaml:40:40: model "mixtral": outputs.router: "router_logit": the model has no such output (did you mean "router_logits"?) (its outputs: logits, router_logits): use one of them`,
+	}
+	if diff := cmp.Diff(want, errorLines(c, err)); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	if res.Checked != 5 || len(res.NotChecked) != 0 {
+		t.Errorf("checked %d, not checked %q; want 5 and none", res.Checked, res.NotChecked)
+	}
+}
+
+// A fixture stands in for an hf: export that is not here: it is what is checked,
+// the message says so, and inputs only the real export has (real_only) are fine.
+// A model whose file is not here is listed, not an error.
+func TestCheckUsesTheFixtureAndListsModelsNotHere(t *testing.T) {
+	c := load(t, `models:
+  - id: bert
+    family: text
+    architecture: encoder
+    task: feature-extraction
+    source: hf:google-bert/bert-base-uncased/model.onnx@86b5e0934494bd15c9632b12f734a8a67f723594
+    fixture: zoo:tiny-bert
+    inputs: {input_ids: {dims: [2, 8]}, attention_mask: {value: [1]}, token_type_ids: {value: [0], real_only: true}}
+    outputs: {primary: pooler_output}
+  - id: bert-typo
+    family: text
+    architecture: encoder
+    task: feature-extraction
+    source: hf:google-bert/bert-base-uncased/model.onnx@86b5e0934494bd15c9632b12f734a8a67f723594
+    fixture: zoo:tiny-bert
+    inputs: {input_ids: {dims: [2, 8]}, token_type_id: {value: [0]}}
+  - id: gone
+    family: audio
+    task: voice-activity-detection
+    source: npm:@ricky0123/vad-web@0.0.99/dist/silero_vad_v5.onnx
+    sha256: 2623a2953f6ff3d2c1e61740c6cdb7168133479b267dfef114a4a3cc5bdd788f
+  - id: lost
+    family: audio
+    task: voice-activity-detection
+    source: file:lost.onnx
+`, nil)
+	t.Setenv("HF_HUB_CACHE", t.TempDir()) // no real export here, whatever the machine has
+	res, err := Check(c, root)
+	want := []string{
+		`models.yaml:16:41: model "bert-typo": input override "token_type_id": the model has no such input (its inputs: input_ids, attention_mask): rename the override to one of them, or remove it (checked against its fixture zoo:tiny-bert: the real file is not on this machine)`,
+	}
+	if diff := cmp.Diff(want, errorLines(c, err)); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	wantNot := []string{
+		`not checked: model "gone": .hwtest/models/npm/@ricky0123/vad-web@0.0.99/dist/silero_vad_v5.onnx is not on this machine (run hwtest fetch)`,
+		`not checked: model "lost": ` + filepath.Join(c.ModelsDir, "lost.onnx") + ` is not on this machine (put the model there, or fix the path: it is relative to the folder of the catalog)`,
+	}
+	if diff := cmp.Diff(wantNot, res.NotChecked); diff != "" {
+		t.Errorf("not checked (-want +got):\n%s", diff)
+	}
+	if res.Checked != 2 {
+		t.Errorf("checked %d, want 2", res.Checked)
+	}
+}
+
+// A real third-party model (Silero VAD from npm): its fixed dims and its input
+// names are checked, state_input against the inputs.
+func TestCheckRealNPMModel(t *testing.T) {
+	src, _ := catalog.ParseSource("npm:@ricky0123/vad-web@0.0.31/dist/silero_vad_v5.onnx")
+	_, err := os.Stat(sources.LocalPath(root, "", src))
+	testenv.Need(t, "silero_vad_v5.onnx (make setup)", err)
+	c := load(t, `models:
+  - id: vad
+    family: audio
+    task: voice-activity-detection
+    source: npm:@ricky0123/vad-web@0.0.31/dist/silero_vad_v5.onnx
+    sha256: 2623a2953f6ff3d2c1e61740c6cdb7168133479b267dfef114a4a3cc5bdd788f
+    inputs:
+      input: {dims: [1, 512], range: [-1, 1]}
+      state: {dims: [2, 1, 64]}
+      sr: {value: [16000]}
+    outputs: {primary: output, state: stateN, state_input: stat}
+`, nil)
+	_, err = Check(c, root)
+	want := []string{
+		`models.yaml:9:7: model "vad": input override "state": dim 2 is 64, the model fixes it at 128 (shape [2 ? 128]): set it to 128`,
+		`models.yaml:11:60: model "vad": outputs.state_input: "stat": the model has no such input (did you mean "state"?) (its inputs: input, state, sr): use one of them`,
+	}
+	if diff := cmp.Diff(want, errorLines(c, err)); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+// The repository's own catalog fits its models.
+func TestRepositoryCatalogFits(t *testing.T) {
+	c, err := catalog.Load(filepath.Join(root, "models.yaml"), filepath.Join(root, "hardware.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Check(c, root)
+	if err != nil {
+		t.Error(err)
+	}
+	if res.Checked+len(res.NotChecked) != len(c.Models) || res.Checked == 0 {
+		t.Errorf("checked %d, not checked %q, of %d models", res.Checked, res.NotChecked, len(c.Models))
+	}
+}
