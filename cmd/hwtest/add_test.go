@@ -26,6 +26,7 @@ models:
     family: audio   # a trailing comment
     task: voice-activity-detection
     source: zoo:tiny-whisper
+    inputs: {input_features: {dims: [1, 16, 32]}, decoder_input_ids: {dims: [1, 4]}}
 
   # Nothing after this but comments.
 # a comment at column 0
