@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -73,7 +74,10 @@ func addRun(opts *AddOptions) error {
 	}
 	catalogName := relToWD(opts.ModelsFile)
 	old, err := os.ReadFile(opts.ModelsFile)
-	if err != nil {
+	// A catalog that does not exist yet is started: the first model of one's own
+	// should not need a hand-written file.
+	fresh := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !fresh {
 		return fmt.Errorf("read the models catalog: %w", err)
 	}
 	hardware, err := os.ReadFile(opts.HardwareFile)
@@ -81,9 +85,12 @@ func addRun(opts *AddOptions) error {
 		return fmt.Errorf("read the hardware catalog: %w", err)
 	}
 	hardwareName := relToWD(opts.HardwareFile)
-	before, err := catalog.Parse(catalogName, old, hardwareName, hardware)
-	if err != nil {
-		return fmt.Errorf("the catalog is invalid before adding anything; fix it first:\n%w", err)
+	before := &catalog.Catalogs{}
+	if !fresh {
+		before, err = catalog.Parse(catalogName, old, hardwareName, hardware)
+		if err != nil {
+			return fmt.Errorf("the catalog is invalid before adding anything; fix it first:\n%w", err)
+		}
 	}
 	model, err := os.ReadFile(opts.File)
 	if err != nil {
@@ -108,8 +115,10 @@ func addRun(opts *AddOptions) error {
 	e.Inputs = onnx.PlanInputs(s, e.Family)
 	e.Outputs = onnx.PlanOutputs(s, e.Family)
 
-	updated, err := appendEntry(old, e.yaml())
-	if err != nil {
+	var updated []byte
+	if fresh {
+		updated = newCatalog(e.yaml())
+	} else if updated, err = appendEntry(old, e.yaml()); err != nil {
 		return fmt.Errorf("%s: %w", catalogName, err)
 	}
 	after, err := catalog.Parse(catalogName, updated, hardwareName, hardware)
@@ -415,9 +424,27 @@ func fileSource(catalogPath, path string) (string, error) {
 // writeKeepingMode replaces path with data through a temporary file and a rename,
 // keeping path's permissions: a reader sees the old catalog or the new one, never
 // half of it.
+// newCatalog is a models catalog of one entry, for a catalog add starts.
+func newCatalog(entry []string) []byte {
+	var b strings.Builder
+	b.WriteString("# Models hwtest tests, started by hwtest add. The fields are described at the\n")
+	b.WriteString("# top of the hwtest repository's models.yaml; file: paths are relative to this\n")
+	b.WriteString("# file's folder. Generate and run its suites with\n")
+	b.WriteString("#   hwtest --models THIS_FILE generate   and   hwtest --models THIS_FILE run\n\n")
+	b.WriteString("models:\n")
+	for _, l := range entry {
+		b.WriteString("  " + l + "\n")
+	}
+	return []byte(b.String())
+}
+
+// writeKeepingMode replaces path atomically, keeping its permissions (0644 for a
+// new file).
 func writeKeepingMode(path string, data []byte) error {
-	info, err := os.Stat(path)
-	if err != nil {
+	mode := fs.FileMode(0o644)
+	if info, err := os.Stat(path); err == nil {
+		mode = info.Mode().Perm()
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
@@ -429,7 +456,7 @@ func writeKeepingMode(path string, data []byte) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
 		return err
 	}
