@@ -153,6 +153,9 @@ func (d *decoder) model(i int, n *yaml.Node) (m Model, idNode *yaml.Node) {
 			m.Tolerance = &t
 		}
 	}
+	if v, ok := f["expected"]; ok {
+		m.Expected = d.expected(ctx, v.value)
+	}
 	if v, ok := f["tags"]; ok {
 		tags, nodes, _ := d.stringList(ctx+": tags", v.value)
 		seen := map[string]bool{}
@@ -287,6 +290,7 @@ func (d *decoder) input(ctx string, n *yaml.Node) (Input, bool) {
 		}
 		in.RealOnly = v.value.Value == "true"
 	}
+	valid = d.inputFile(ctx, f, &in) && valid
 	_, hasValue := f["value"]
 	_, hasRange := f["range"]
 	_, hasDims := f["dims"]
@@ -295,7 +299,7 @@ func (d *decoder) input(ctx string, n *yaml.Node) (Input, bool) {
 		d.errorf(f["range"].key, "%s: set value or range, not both", ctx)
 		valid = false
 	case len(mn.Content) == 0:
-		d.errorf(n, "%s: overrides nothing; give dims, and value or range", ctx)
+		d.errorf(n, "%s: overrides nothing; give dims, and value or range, or a file", ctx)
 		valid = false
 	}
 	// One value fills the whole tensor (an all-ones attention mask); more must match.
@@ -350,12 +354,17 @@ func (d *decoder) outputs(ctx string, n *yaml.Node) OutputSpec {
 	f := d.checkFields(octx, d.pairs(octx, mn), outputFields)
 	for key, dst := range map[string]*string{
 		"primary": &out.Primary, "state": &out.State, "state_input": &out.StateIn,
-		"probabilities": &out.Probabilities, "distribution": &out.Distribution,
-		"ranking": &out.Ranking, "router": &out.Router,
+		"probabilities": &out.Probabilities, "router": &out.Router,
 	} {
 		if v, ok := f[key]; ok {
 			*dst, _ = d.nonEmpty(octx+": "+key, v.value)
 		}
+	}
+	if v, ok := f["distribution"]; ok {
+		out.Distribution, out.DistributionAxis = d.outputRole(octx, "distribution", v.value)
+	}
+	if v, ok := f["ranking"]; ok {
+		out.Ranking, out.RankingAxis = d.outputRole(octx, "ranking", v.value)
 	}
 	if v, ok := f["router_top_k"]; ok {
 		if k, ok := d.integer(octx+": router_top_k", v.value); ok {

@@ -43,6 +43,10 @@ type Model struct {
 	Tags         []string         `yaml:"tags,omitempty"`
 	Tier         string           `yaml:"tier,omitempty"`
 
+	// Expected are known answers: per output, a file every target's output is
+	// compared with, next to the CPU reference.
+	Expected map[string]Expected `yaml:"expected,omitempty"`
+
 	Line, Column int `yaml:"-"` // where the entry starts in models.yaml
 	// Dir is the folder of the models.yaml naming the model (Catalogs.ModelsDir
 	// after Load), carried by each model so that what runs it alone (spec.ModelOf)
@@ -60,6 +64,24 @@ type Input struct {
 	// RealOnly marks an input only the real export has (BERT's token_type_ids):
 	// its tiny fixture skips the override instead of calling it unknown.
 	RealOnly bool `yaml:"real_only,omitempty"`
+
+	// File gives the input's values and shape: a .npy array, an ONNX TensorProto
+	// .pb, or an image (.png, .jpg) made a tensor as the fields below say
+	// (package tensorfile; models.yaml's header documents them and their defaults).
+	// Relative to the folder of the models.yaml naming it.
+	File     string    `yaml:"file,omitempty"`
+	Resize   []int64   `yaml:"resize,omitempty"`   // image: [height, width], bilinear
+	Layout   string    `yaml:"layout,omitempty"`   // image: nchw or nhwc
+	Channels string    `yaml:"channels,omitempty"` // image: rgb, bgr or gray
+	Scale    float64   `yaml:"scale,omitempty"`    // image: pixels (0..255) are divided by it
+	Mean     []float64 `yaml:"mean,omitempty"`     // image: subtracted per channel after scaling
+	Std      []float64 `yaml:"std,omitempty"`      // image: then divided by, per channel
+}
+
+// Expected is a known answer for one output.
+type Expected struct {
+	File      string     `yaml:"file"` // .npy or .pb, relative to the catalog's folder
+	Tolerance *Tolerance `yaml:"tolerance,omitempty"`
 }
 
 // OutputSpec names the outputs a family check reads when the model has several.
@@ -73,6 +95,12 @@ type OutputSpec struct {
 	Ranking       string `yaml:"ranking,omitempty"`       // scores whose order per row is the answer (similarity, retrieval)
 	Router        string `yaml:"router,omitempty"`        // mixture-of-experts router logits [..., experts]
 	RouterTopK    int    `yaml:"router_top_k,omitempty"`  // experts chosen per token
+
+	// The axis distribution and ranking run along, from their mapping form
+	// ({output: prob, axis: 1}); 0 is the last axis (the string form), since a
+	// distribution or ranking is never over the batch axis.
+	DistributionAxis int `yaml:"-"`
+	RankingAxis      int `yaml:"-"`
 }
 
 // Tolerance bounds |got-want| <= atol + rtol*|want|.
