@@ -115,18 +115,31 @@ type InputSpec struct {
 // "seq") for every input that shares them, so an attention mask follows the token
 // ids. Unbound symbols get batch 1 on axis 0, else 8.
 func SynthesizeInputs(modelID string, specs []InputSpec, overrides map[string]Input) ([]Tensor, error) {
+	return buildInputs(modelID, specs, overrides, nil, nil)
+}
+
+// buildInputs is SynthesizeInputs with the inputs models.yaml gives from files
+// already read (files, by input name; errs, the files that could not be): a file's
+// shape binds the symbols it covers, as dims do, and its values are fed as they are.
+func buildInputs(modelID string, specs []InputSpec, overrides map[string]Input, files map[string]Tensor, errs []string) ([]Tensor, error) {
 	known := map[string]bool{}
-	var errs []string
 	symbols := map[string]int64{}
 	shapes := make([][]int64, len(specs))
-	// Overridden inputs first: they bind the symbols the others follow.
+	// Overridden inputs and inputs from files first: they bind the symbols the others follow.
 	for pass := 0; pass < 2; pass++ {
 		for i, spec := range specs {
 			ov, has := overrides[spec.Name]
-			if (pass == 0) != (has && ov.Dims != nil) {
-				continue
+			file, fromFile := files[spec.Name]
+			if (pass == 0) != (fromFile || has && ov.Dims != nil) || has && ov.File != "" && !fromFile {
+				continue // an unreadable file was reported already
 			}
-			shape, err := resolveShape(spec, ov, symbols)
+			var shape []int64
+			var err error
+			if fromFile {
+				shape, err = bindFileShape(spec, ov.File, file.Shape, symbols)
+			} else {
+				shape, err = resolveShape(spec, ov, symbols)
+			}
 			if err != nil {
 				errs = append(errs, err.Error())
 				continue
@@ -138,6 +151,10 @@ func SynthesizeInputs(modelID string, specs []InputSpec, overrides map[string]In
 	for i, spec := range specs {
 		known[spec.Name] = true
 		if shapes[i] == nil {
+			continue
+		}
+		if file, ok := files[spec.Name]; ok {
+			out = append(out, file)
 			continue
 		}
 		if err := checkInputBudget(spec.InputOutputInfo, shapes[i]); err != nil {
@@ -160,6 +177,22 @@ func SynthesizeInputs(modelID string, specs []InputSpec, overrides map[string]In
 		return nil, fmt.Errorf("model %q: %s", modelID, strings.Join(errs, "; "))
 	}
 	return out, nil
+}
+
+// bindFileShape binds the symbolic dims a file's shape covers; tensorfile.Fit
+// checked its rank and fixed dims.
+func bindFileShape(spec InputSpec, file string, shape []int64, symbols map[string]int64) ([]int64, error) {
+	for i, d := range shape {
+		if i >= len(spec.Params) || spec.Params[i] == "" {
+			continue
+		}
+		p := spec.Params[i]
+		if bound, ok := symbols[p]; ok && bound != d {
+			return nil, fmt.Errorf("input %q: %s has shape %v, so dim %d (%q) is %d, but another input set %q to %d: make the files and dims agree", spec.Name, file, shape, i, p, d, p, bound)
+		}
+		symbols[p] = d
+	}
+	return shape, nil
 }
 
 func resolveShape(spec InputSpec, ov Input, symbols map[string]int64) ([]int64, error) {

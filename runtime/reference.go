@@ -77,6 +77,8 @@ type Reference struct {
 	// Chunks are the outputs of successive runs with recurrent state carried, for
 	// stateful models (Model.Outputs.State set); nil otherwise.
 	Chunks [][]Tensor
+	// Fixture is "tiny-random" when a zoo fixture ran in place of the real model.
+	Fixture string
 }
 
 var references sync.Map // model sha256 + id -> *referenceOnce
@@ -114,7 +116,8 @@ func computeReference(m Model, rm ResolvedModel) (*Reference, error) {
 			}
 		}
 	}
-	inputs, err := SynthesizeInputs(m.ID, s.Inputs(), overrides)
+	files, errs := readInputFiles(m, s.Inputs(), overrides)
+	inputs, err := buildInputs(m.ID, s.Inputs(), overrides, files, errs)
 	if err != nil {
 		return nil, result.WithCause(result.CauseInputs, err)
 	}
@@ -122,7 +125,7 @@ func computeReference(m Model, rm ResolvedModel) (*Reference, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %q: CPU reference run failed: %w", m.ID, err)
 	}
-	ref := &Reference{Inputs: inputs, Outputs: out}
+	ref := &Reference{Inputs: inputs, Outputs: out, Fixture: rm.Fixture}
 	if m.Outputs.State != "" {
 		if ref.Chunks, err = RunChunks(s, m, inputs, streamChunks); err != nil {
 			return nil, fmt.Errorf("model %q: CPU reference, streaming: %w", m.ID, err)
