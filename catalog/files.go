@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -179,4 +180,19 @@ func (d *decoder) outputRole(ctx, role string, n *yaml.Node) (name string, axis 
 		}
 	}
 	return name, axis
+}
+
+// FileInfo is the element type and shape an input's file gives (its image fields
+// applied), read from the file's header: what a generate-time check compares with
+// the model's input. dir is the folder of the models.yaml naming the input
+// (Model.Dir). The zero Info and no error for an input without a file.
+func (in Input) FileInfo(dir string) (tensorfile.Info, error) {
+	if in.File == "" {
+		return tensorfile.Info{}, nil
+	}
+	path := in.File
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, filepath.FromSlash(path))
+	}
+	return tensorfile.Describe(path, tensorfile.Image{Resize: in.Resize, Layout: in.Layout, Channels: in.Channels, Scale: in.Scale, Mean: in.Mean, Std: in.Std})
 }

@@ -236,7 +236,7 @@ var DistributionSumsToOne = Invariant{
 			}
 			if math.Abs(sum-1) > allowed || math.IsNaN(sum) {
 				return violation(&result.Deviation{Output: p.Name, Index: l.at(i, 0), Got: sum, Want: 1, AbsErr: math.Abs(sum - 1), Allowed: allowed},
-					"%s of %q sums to %.6g", laneName(p, l, i, r.Model.Outputs.DistributionAxis), p.Name, sum)
+					"%s of %q %v sums to %.6g", laneName(p, l, i, r.Model.Outputs.DistributionAxis), p.Name, p.Shape, sum)
 			}
 		}
 		return nil

@@ -219,7 +219,7 @@ func TestDistributionAxis(t *testing.T) {
 	p := mustFind(wrong.Got, "prob")
 	p.Data[13] += 0.01 // batch row 1, class 3
 	err = DistributionSumsToOne.Check(&wrong)
-	if !IsViolation(err) || !strings.Contains(err.Error(), "lane 1 along axis 1 of \"prob\" sums to 1.01") || misfit(DistributionSumsToOne, &wrong) {
+	if !IsViolation(err) || !strings.Contains(err.Error(), "lane 1 along axis 1 of \"prob\" [2 10 1 1] sums to 1.01") || misfit(DistributionSumsToOne, &wrong) {
 		t.Fatalf("a wrong sum: %v (misfit %v), want the target's violation", err, misfit(DistributionSumsToOne, &wrong))
 	}
 	// Top-5 classes read axis 1 of [batch, classes, 1, 1] and catch a swap.
