@@ -361,3 +361,27 @@ func TestExpectedOutputs(t *testing.T) {
 		}
 	}
 }
+
+// A file holds the real export's input; when the model's fixture stands in (a
+// tiny-random model of other sizes), its input is synthesised instead, and the
+// expected outputs, the real model's, are not a check that applies.
+func TestFileInputsOfAFixture(t *testing.T) {
+	requireORT(t)
+	dir := t.TempDir()
+	path, _ := writeTemp(dir, "model.onnx", classifierModel())
+	tensorfiletest.NPY(t, filepath.Join(dir, "x.npy"), "<f4", []int64{1, 3, 224, 224}, make([]float64, 3*224*224))
+	m := Model{ID: "cnn-fixture", CatalogDir: dir, Fixture: "zoo:cnn", Inputs: map[string]Input{"x": {File: "x.npy"}},
+		Expected: map[string]Expected{"prob": {File: "x.npy"}}}
+	r, done, err := OpenRun(m, path, path, cpuTight)
+	if err != nil {
+		t.Fatalf("the fixture with the real model's input file: %v", err)
+	}
+	defer done()
+	if x := r.Reference.Inputs[0]; !slices.Equal(x.Shape, []int64{1, 4, 1, 1}) {
+		t.Errorf("the fixture's input has shape %v, want it synthesised as [1 4 1 1]", x.Shape)
+	}
+	var na *NotApplicable
+	if err := MatchesExpectedOutputs.Check(r); !errors.As(err, &na) || !strings.Contains(na.Reason, "fixture ran in place of the real model") {
+		t.Errorf("expected outputs of a fixture: %v", err)
+	}
+}
