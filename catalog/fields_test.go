@@ -22,12 +22,19 @@ func TestYAMLRoundTrip(t *testing.T) {
 			Inputs: map[string]Input{
 				"input_ids": {Dims: []int64{2, 6}, Range: []float64{1, 1000}},
 				"position":  {Value: []float64{3}, RealOnly: true},
+				"pixels": {File: "cat.jpg", Resize: []int64{224, 224}, Layout: "nhwc", Channels: "bgr", Scale: 1,
+					Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}},
+				"ids": {File: "ids.npy"},
 			},
 			Outputs: OutputSpec{Primary: "logits", State: "state_out", StateIn: "state_in",
 				Probabilities: "probs", Distribution: "dist", Ranking: "scores", Router: "router", RouterTopK: 2},
 			Tolerance: &Tolerance{RTol: 1e-3, ATol: 1e-4},
 			Tags:      []string{"smoke", "real"},
 			Tier:      "base",
+			Expected: map[string]Expected{
+				"logits": {File: "logits.npy", Tolerance: &Tolerance{RTol: 1e-4, ATol: 1e-5}},
+				"probs":  {File: "probs.pb"},
+			},
 		}},
 		Targets: []Target{
 			{ID: "cpu", Name: "CPU", Runner: "native", Provider: "CPUExecutionProvider", Probe: "none",
@@ -74,4 +81,35 @@ func zeroField(v reflect.Value) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// distribution and ranking take the axis they run along; the string form is the
+// last axis (0).
+func TestOutputRoleAxis(t *testing.T) {
+	models := []byte(`models:
+  - id: cnn
+    family: vision
+    task: image-classification
+    source: zoo:x
+    outputs: {primary: prob, distribution: {output: prob, axis: 1}, ranking: {output: scores, axis: -2}}
+  - id: plain
+    family: vision
+    task: image-classification
+    source: zoo:x
+    outputs: {distribution: prob, ranking: scores}
+`)
+	hardware := []byte("targets:\n  - {id: cpu, name: CPU, runner: native, provider: CPUExecutionProvider, probe: none, precision: fp32, tolerance: {rtol: 1.0e-5, atol: 1.0e-6}}\n")
+	got, err := Parse("models.yaml", models, "hardware.yaml", hardware)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []OutputSpec{
+		{Primary: "prob", Distribution: "prob", DistributionAxis: 1, Ranking: "scores", RankingAxis: -2},
+		{Distribution: "prob", Ranking: "scores"},
+	}
+	for i, m := range got.Models {
+		if diff := cmp.Diff(want[i], m.Outputs, cmpopts.IgnoreFields(OutputSpec{}, "At")); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", m.ID, diff)
+		}
+	}
 }

@@ -153,6 +153,9 @@ func (d *decoder) model(i int, n *yaml.Node) (m Model, idNode *yaml.Node) {
 			m.Tolerance = &t
 		}
 	}
+	if v, ok := f["expected"]; ok {
+		m.Expected = d.expected(ctx, v.value)
+	}
 	if v, ok := f["tags"]; ok {
 		tags, nodes, _ := d.stringList(ctx+": tags", v.value)
 		seen := map[string]bool{}
@@ -288,6 +291,7 @@ func (d *decoder) input(ctx string, n *yaml.Node) (Input, bool) {
 		}
 		in.RealOnly = v.value.Value == "true"
 	}
+	valid = d.inputFile(ctx, f, &in) && valid
 	_, hasValue := f["value"]
 	_, hasRange := f["range"]
 	_, hasDims := f["dims"]
@@ -296,7 +300,7 @@ func (d *decoder) input(ctx string, n *yaml.Node) (Input, bool) {
 		d.errorf(f["range"].key, "%s: set value or range, not both", ctx)
 		valid = false
 	case len(mn.Content) == 0:
-		d.errorf(n, "%s: overrides nothing; give dims, and value or range", ctx)
+		d.errorf(n, "%s: overrides nothing; give dims, and value or range, or a file", ctx)
 		valid = false
 	}
 	// One value fills the whole tensor (an all-ones attention mask); more must match.
@@ -349,18 +353,28 @@ func (d *decoder) outputs(ctx string, n *yaml.Node) OutputSpec {
 	}
 	octx := ctx + ": outputs"
 	f := d.checkFields(octx, d.pairs(octx, mn), outputFields)
+	at := func(key string, n *yaml.Node) { // where each name is written, for modelcheck
+		if out.At == nil {
+			out.At = map[string]Position{}
+		}
+		out.At[key] = Position{n.Line, n.Column}
+	}
 	for key, dst := range map[string]*string{
 		"primary": &out.Primary, "state": &out.State, "state_input": &out.StateIn,
-		"probabilities": &out.Probabilities, "distribution": &out.Distribution,
-		"ranking": &out.Ranking, "router": &out.Router,
+		"probabilities": &out.Probabilities, "router": &out.Router,
 	} {
 		if v, ok := f[key]; ok {
 			*dst, _ = d.nonEmpty(octx+": "+key, v.value)
-			if out.At == nil {
-				out.At = map[string]Position{}
-			}
-			out.At[key] = Position{v.value.Line, v.value.Column}
+			at(key, v.value)
 		}
+	}
+	if v, ok := f["distribution"]; ok {
+		out.Distribution, out.DistributionAxis = d.outputRole(octx, "distribution", v.value)
+		at("distribution", v.value)
+	}
+	if v, ok := f["ranking"]; ok {
+		out.Ranking, out.RankingAxis = d.outputRole(octx, "ranking", v.value)
+		at("ranking", v.value)
 	}
 	if v, ok := f["router_top_k"]; ok {
 		if k, ok := d.integer(octx+": router_top_k", v.value); ok {

@@ -43,6 +43,10 @@ type Model struct {
 	Tags         []string         `yaml:"tags,omitempty"`
 	Tier         string           `yaml:"tier,omitempty"`
 
+	// Expected are known answers: per output, a file every target's output is
+	// compared with, next to the CPU reference.
+	Expected map[string]Expected `yaml:"expected,omitempty"`
+
 	Line, Column int `yaml:"-"` // where the entry starts in models.yaml
 	// Dir is the folder of the models.yaml naming the model (Catalogs.ModelsDir
 	// after Load), carried by each model so that what runs it alone (spec.ModelOf)
@@ -62,6 +66,24 @@ type Input struct {
 	RealOnly bool `yaml:"real_only,omitempty"`
 
 	Line, Column int `yaml:"-"` // where the input's name is written in models.yaml
+
+	// File gives the input's values and shape: a .npy array, an ONNX TensorProto
+	// .pb, or an image (.png, .jpg) made a tensor as the fields below say
+	// (package tensorfile; models.yaml's header documents them and their defaults).
+	// Relative to the folder of the models.yaml naming it.
+	File     string    `yaml:"file,omitempty"`
+	Resize   []int64   `yaml:"resize,omitempty"`   // image: [height, width], bilinear
+	Layout   string    `yaml:"layout,omitempty"`   // image: nchw or nhwc
+	Channels string    `yaml:"channels,omitempty"` // image: rgb, bgr or gray
+	Scale    float64   `yaml:"scale,omitempty"`    // image: pixels (0..255) are divided by it
+	Mean     []float64 `yaml:"mean,omitempty"`     // image: subtracted per channel after scaling
+	Std      []float64 `yaml:"std,omitempty"`      // image: then divided by, per channel
+}
+
+// Expected is a known answer for one output.
+type Expected struct {
+	File      string     `yaml:"file"` // .npy or .pb, relative to the catalog's folder
+	Tolerance *Tolerance `yaml:"tolerance,omitempty"`
 }
 
 // OutputSpec names the outputs a family check reads when the model has several.
@@ -79,6 +101,12 @@ type OutputSpec struct {
 	// At is where each output name is written, by field ("primary", "state", ...),
 	// for checks against the model file.
 	At map[string]Position `yaml:"-"`
+
+	// The axis distribution and ranking run along, from their mapping form
+	// ({output: prob, axis: 1}); 0 is the last axis (the string form), since a
+	// distribution or ranking is never over the batch axis.
+	DistributionAxis int `yaml:"-"`
+	RankingAxis      int `yaml:"-"`
 }
 
 // Position is a place in a catalog file.

@@ -24,6 +24,7 @@ const (
 	PrecisionMismatch   Kind = "precision-mismatch"   // ran, outputs outside tolerance
 	PlatformUnsupported Kind = "platform-unsupported" // the EP does not exist on this OS/architecture
 	ModelFile           Kind = "model-file"           // the model file or its inputs are wrong
+	CheckMisfit         Kind = "check-misfit"         // a family check the CPU reference breaks too: models.yaml describes the outputs wrongly
 	Timeout             Kind = "timeout"
 	Crash               Kind = "crash"
 	KernelFailure       Kind = "kernel-failure" // an EP's kernel failed at run time on this model's shapes
@@ -354,6 +355,10 @@ var causeRules = map[result.Cause][]rule{
 		summary: text("outputs on the target differ from the CPU fp32 reference beyond tolerance, or a family invariant broke"),
 		rec: recText("compare the worst element the report names; for fp16/TF32 targets loosen `tolerance:` for this target in hardware.yaml (or per model in models.yaml) only if the error is within the precision's expected range (fp16 ~1e-3 relative); " +
 			"on CUDA set NVIDIA_TF32_OVERRIDE=0 to rule out TF32; otherwise report the EP bug with the model")}},
+	result.CauseCheckMisfit: {{kind: CheckMisfit, severity: Error,
+		summary: text("a family check fails on the CPU reference too: it does not fit the model as models.yaml describes it"),
+		rec: recText("a check that fails on the CPU as well is not a precision problem, and loosening tolerances hides it: fix the model's `outputs:` in models.yaml (the output the check reads, or its axis: `distribution: {output: prob, axis: 1}` for a [batch, classes, 1, 1] softmax), " +
+			"or drop the role if the output is not what the check assumes")}},
 	result.CausePartial: {{kind: UnsupportedOperator, severity: Info,
 		summary: text("the target ran, but some nodes fell back to the CPU (partial)"),
 		rec:     recText("`hwtest check MODEL` lists the operators the EP lacks; re-export with supported operators, or accept the CPU share the reason gives")}},

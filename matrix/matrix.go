@@ -35,6 +35,8 @@ type CheckResult struct {
 	Status Status       `json:"status"`
 	Reason string       `json:"reason,omitempty"`
 	Cause  result.Cause `json:"cause,omitempty"` // the class of a failure, from the code that saw it
+	// Skipped says why the check did not apply to the model's outputs.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Cell is the merged result of one (model, target).
@@ -219,7 +221,7 @@ func FromReports(reports []types.Report, failures []ProcessFailure, models, targ
 			explained := false
 			for _, e := range entries {
 				a.add(e)
-				a.checks = append(a.checks, CheckResult{Name: e.Check, Status: e.Status, Reason: e.Reason, Cause: e.Cause})
+				a.checks = append(a.checks, CheckResult{Name: e.Check, Status: e.Status, Reason: e.Reason, Cause: e.Cause, Skipped: e.Skipped})
 				switch e.Status {
 				case result.StatusError, result.StatusMismatch, result.StatusExpectedFail:
 					explained = true // the entry says why the spec failed

@@ -746,3 +746,21 @@ func TestExplainedMismatchLine(t *testing.T) {
 		t.Errorf("matrix.json lacks the line: %s", b)
 	}
 }
+
+// A check that does not apply to the model's outputs (top-5 classes of a dense
+// map) is a skipped spec that recorded why: the cell is still a complete pass, and
+// the check says why it was skipped.
+func TestSkippedCheckKeepsThePass(t *testing.T) {
+	cell := passing("det", "cpu", 0.2)
+	why := `output "map" has shape [1 1 32 32], a dense map rather than [batch, classes]`
+	e := entry("det", "cpu", checks[2], result.StatusPass, "")
+	e.Skipped = why
+	cell[2] = skipped(spec("det", "cpu", checks[2], 0, e), "not applicable: "+why)
+	m := FromReports(roundTrip(t, suite(cell)), nil, []string{"det"}, catalog)
+	c := cellAt(t, m, "det", "cpu")
+	wantStatus(t, c, result.StatusPass, "")
+	i := slices.IndexFunc(c.Checks, func(ch CheckResult) bool { return ch.Name == checks[2] })
+	if c.Reason != "" || i < 0 || c.Checks[i].Skipped != why {
+		t.Errorf("cell: reason %q, checks %+v", c.Reason, c.Checks)
+	}
+}

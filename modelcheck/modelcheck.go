@@ -20,6 +20,7 @@ import (
 	"github.com/hwtest/hwtest/onnx"
 	"github.com/hwtest/hwtest/shapes"
 	"github.com/hwtest/hwtest/sources"
+	"github.com/hwtest/hwtest/tensorfile"
 	"github.com/hwtest/hwtest/zoo"
 )
 
@@ -49,7 +50,11 @@ func Check(c *catalog.Catalogs, root string) (Result, error) {
 			continue
 		}
 		res.Checked++
-		errs = append(errs, checkModel(c.ModelsFile, m, sum, fixture)...)
+		dir := m.Dir // file inputs are relative to the catalog's folder, as file: sources
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(root, dir)
+		}
+		errs = append(errs, checkModel(c.ModelsFile, dir, m, sum, fixture)...)
 	}
 	sort.SliceStable(errs, func(i, j int) bool {
 		if errs[i].Line != errs[j].Line {
@@ -133,7 +138,7 @@ func read(root, catalogDir string, src catalog.Source, built map[string][]byte) 
 }
 
 // checkModel checks one entry against its model file's summary.
-func checkModel(file string, m catalog.Model, sum *onnx.Summary, fixture string) []*catalog.Error {
+func checkModel(file, dir string, m catalog.Model, sum *onnx.Summary, fixture string) []*catalog.Error {
 	var errs []*catalog.Error
 	against := ""
 	if fixture != "" {
@@ -148,6 +153,7 @@ func checkModel(file string, m catalog.Model, sum *onnx.Summary, fixture string)
 	}
 
 	overrides := map[string]shapes.Override{}
+	unreadable := map[string]bool{} // file inputs whose file is the problem already reported
 	for name, in := range m.Inputs {
 		// The catalog's overrides describe the real export; its tiny fixture may
 		// lack inputs marked real_only (BERT's token_type_ids), as the runtime knows.
@@ -155,6 +161,24 @@ func checkModel(file string, m catalog.Model, sum *onnx.Summary, fixture string)
 			continue
 		}
 		overrides[name] = shapes.Override{Dims: in.Dims, Values: len(in.Value)}
+		// An input from a file has the file's shape, which binds symbols as dims do.
+		// The runtime feeds a fixture synthesised values instead (the file is the
+		// real export's), following the symbols the others bind.
+		if in.File == "" || fixture != "" {
+			continue
+		}
+		info, err := in.FileInfo(dir)
+		if err != nil {
+			at(catalog.Position{Line: in.Line, Column: in.Column}, "inputs.%s: %v", name, err)
+			unreadable[name] = true
+			continue
+		}
+		if vi, ok := valueInfo(sum.Inputs, name); ok {
+			if err := tensorfile.Fit(in.File, info, vi); err != nil {
+				at(catalog.Position{Line: in.Line, Column: in.Column}, "inputs.%s: %v", name, err)
+			}
+		}
+		overrides[name] = shapes.Override{Dims: info.Shape}
 	}
 	inputs := make([]shapes.Input, len(sum.Inputs))
 	for i, in := range sum.Inputs {
@@ -162,6 +186,9 @@ func checkModel(file string, m catalog.Model, sum *onnx.Summary, fixture string)
 	}
 	_, problems := shapes.Bind(inputs, overrides)
 	for _, p := range problems {
+		if unreadable[p.Input] {
+			continue
+		}
 		pos := catalog.Position{}
 		if in, ok := m.Inputs[p.Input]; ok {
 			pos = catalog.Position{Line: in.Line, Column: in.Column}
@@ -185,6 +212,15 @@ func checkModel(file string, m catalog.Model, sum *onnx.Summary, fixture string)
 		}
 	}
 	return errs
+}
+
+func valueInfo(vs []onnx.ValueInfo, name string) (onnx.ValueInfo, bool) {
+	for _, v := range vs {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return onnx.ValueInfo{}, false
 }
 
 type namedOutput struct{ field, name string }

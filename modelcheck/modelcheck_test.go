@@ -11,6 +11,7 @@ import (
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/internal/testenv"
 	"github.com/hwtest/hwtest/sources"
+	"github.com/hwtest/hwtest/tensorfile/tensorfiletest"
 	"github.com/hwtest/hwtest/zoo"
 )
 
@@ -213,5 +214,51 @@ func TestRepositoryCatalogFits(t *testing.T) {
 	}
 	if res.Checked+len(res.NotChecked) != len(c.Models) || res.Checked == 0 {
 		t.Errorf("checked %d, not checked %q, of %d models", res.Checked, res.NotChecked, len(c.Models))
+	}
+}
+
+// An input from a file has the file's shape: it binds the symbols the others
+// follow, and a file whose type or shape does not fit the model is an error at the
+// input's line, found at generate time.
+func TestCheckFileInputs(t *testing.T) {
+	dir := t.TempDir()
+	ids := tensorfiletest.NPY(t, filepath.Join(dir, "ids.npy"), "<i8", []int64{2, 8}, make([]float64, 16))
+	wrongType := tensorfiletest.NPY(t, filepath.Join(dir, "f32.npy"), "<f4", []int64{2, 8}, make([]float64, 16))
+	files := map[string][]byte{}
+	for _, p := range []string{ids, wrongType} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.Base(p)] = b
+	}
+	c := load(t, `models:
+  - id: gpt2
+    family: text
+    architecture: decoder
+    task: text-generation
+    source: zoo:tiny-gpt2
+    inputs:
+      input_ids: {file: ids.npy}
+  - id: gpt2-f32
+    family: text
+    architecture: decoder
+    task: text-generation
+    source: zoo:tiny-gpt2
+    inputs:
+      input_ids: {file: f32.npy}
+  - id: gpt2-missing
+    family: text
+    architecture: decoder
+    task: text-generation
+    source: zoo:tiny-gpt2
+    inputs:
+      input_ids: {file: gone.npy}
+`, files)
+	_, err := Check(c, root)
+	got := errorLines(c, err)
+	if len(got) != 2 || !strings.HasPrefix(got[0], `models.yaml:15:7: model "gpt2-f32": inputs.input_ids: f32.npy holds float`) ||
+		!strings.HasPrefix(got[1], `models.yaml:22:7: model "gpt2-missing": inputs.input_ids: `) || !strings.Contains(got[1], "gone.npy") {
+		t.Errorf("errors:\n%s", strings.Join(got, "\n"))
 	}
 }

@@ -22,11 +22,12 @@ const (
 	CauseInterrupted    Cause = "interrupted"     // the run was stopped (SIGINT/SIGTERM) before the cell finished
 	CauseKernelFailed   Cause = "kernel-failed"   // an execution provider's kernel failed at run time
 	CauseBrowser        Cause = "browser"         // Chromium or its page failed (crash, no adapter, script error)
+	CauseCheckMisfit    Cause = "check-misfit"    // a family check the CPU reference breaks too: it does not fit the model as catalogued
 )
 
 // Causes lists every cause, so a consumer can check it handles each.
 var Causes = []Cause{CauseRuntimeLibrary, CauseModelFile, CauseInputs, CauseMismatch, CausePartial,
-	CauseTimeout, CauseCrash, CauseInterrupted, CauseKernelFailed, CauseBrowser}
+	CauseTimeout, CauseCrash, CauseInterrupted, CauseKernelFailed, CauseBrowser, CauseCheckMisfit}
 
 // Error is an error that knows its cause.
 type Error struct {

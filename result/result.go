@@ -44,6 +44,9 @@ type CellReport struct {
 	Reason  string `json:"reason,omitempty"`  // why it is not pass: the exact error or probe result
 	Cause   Cause  `json:"cause,omitempty"`   // the class of a failure, from the code that saw it
 	Fixture string `json:"fixture,omitempty"` // e.g. "tiny-random" when a zoo model stood in
+	// Skipped says why a check did not apply to this model's outputs (top-5 classes
+	// of a dense map); the step is skipped, and its status is the cell's as it was.
+	Skipped string `json:"skipped,omitempty"`
 
 	// Set by the "measure" check.
 	Metrics *Metrics `json:"metrics,omitempty"`

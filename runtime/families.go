@@ -22,6 +22,48 @@ func rows(t Tensor) (n, width int) {
 	return len(t.Data) / width, width
 }
 
+// lanes views a tensor along one axis: n lanes of width elements each, the
+// element j of lane i at index at(i, j). Along the last axis a lane is a row.
+type lanes struct {
+	n, width, inner int
+}
+
+// lanesOf views t along axis as ONNX counts axes (negative from the end); axis 0
+// means the last axis, as models.yaml's string form of an output role does.
+func lanesOf(t Tensor, axis int) (lanes, error) {
+	rank := len(t.Shape)
+	if rank == 0 {
+		return lanes{n: 1, width: 1, inner: 1}, nil
+	}
+	a := axis
+	switch {
+	case axis == 0:
+		a = rank - 1
+	case axis < 0:
+		a = rank + axis
+	}
+	if a < 0 || a >= rank {
+		return lanes{}, fmt.Errorf("axis %d: output %q has shape %v (rank %d)", axis, t.Name, t.Shape, rank)
+	}
+	width := int(t.Shape[a])
+	inner := int(elements(t.Shape[a+1:]))
+	if width == 0 || inner == 0 {
+		return lanes{}, nil
+	}
+	return lanes{n: len(t.Data) / width, width: width, inner: inner}, nil
+}
+
+func (l lanes) at(i, j int) int { return ((i/l.inner)*l.width+j)*l.inner + i%l.inner }
+
+// lane copies lane i of data.
+func (l lanes) lane(data []float64, i int) []float64 {
+	out := make([]float64, l.width)
+	for j := range out {
+		out[j] = data[l.at(i, j)]
+	}
+	return out
+}
+
 func argmax(xs []float64) int {
 	best := 0
 	for i, x := range xs {
@@ -68,6 +110,9 @@ var ArgmaxAgrees = Invariant{
 }
 
 // TopKAgrees: each row's top 5 classes are the CPU's (ties within tolerance aside).
+// It reads the primary output as [batch, classes], [batch, classes, 1, 1] or
+// [batch, queries, classes]; on anything else (a detector's dense map) top-5 classes
+// mean nothing, and the step is skipped saying so.
 var TopKAgrees = Invariant{
 	Name: "ranks the same top-5 classes as the CPU",
 	Check: func(r *Run) error {
@@ -76,8 +121,45 @@ var TopKAgrees = Invariant{
 			return err
 		}
 		want, _ := r.primary(r.Reference.Outputs)
-		return topKAgree(got, want, 5, r.Tolerance)
+		if err := sameShape(got, want); err != nil {
+			return err
+		}
+		l, why := classLanes(r.Model, want)
+		if why != "" {
+			return notApplicable("%s", why)
+		}
+		return topKAgree(got, want, l, 5, r.Tolerance)
 	},
+}
+
+// classLanes views a classifier's output as lanes of class scores, or says why it is
+// not one. The class axis is outputs.distribution's axis when that names this
+// output, axis 1 when every later dim is 1 ([batch, classes, 1, 1]), else the last.
+func classLanes(m Model, t Tensor) (lanes, string) {
+	rank := len(t.Shape)
+	axis := rank - 1
+	switch {
+	case m.Outputs.Distribution == t.Name && m.Outputs.DistributionAxis != 0:
+		axis = m.Outputs.DistributionAxis
+		if axis < 0 {
+			axis += rank
+		}
+	case rank >= 3 && elements(t.Shape[2:]) == 1:
+		axis = 1
+	}
+	dense := fmt.Sprintf("output %q has shape %v, a dense map rather than [batch, classes] (or [batch, classes, 1, 1], or [batch, queries, classes]): top-5 classes mean nothing there; elementwise agreement with the CPU checks it", t.Name, t.Shape)
+	switch {
+	case rank < 1 || axis < 0 || axis >= rank:
+		return lanes{}, dense
+	case elements(t.Shape[axis+1:]) != 1:
+		return lanes{}, fmt.Sprintf("output %q has shape %v: the class axis %d is not the last one that is more than 1 wide: top-5 classes mean nothing there; elementwise agreement with the CPU checks it", t.Name, t.Shape, axis)
+	case axis > 2 || (axis == 2 && rank > 3):
+		return lanes{}, dense
+	case t.Shape[axis] < 2:
+		return lanes{}, fmt.Sprintf("output %q has shape %v: its class axis %d holds one class, so there is no top 5 to compare; elementwise agreement with the CPU checks it", t.Name, t.Shape, axis)
+	}
+	l, _ := lanesOf(t, axis-rank)
+	return l, ""
 }
 
 // RouterTopKAgrees: every token is routed to the CPU's top-k experts.
@@ -92,25 +174,28 @@ var RouterTopKAgrees = Invariant{
 			return err
 		}
 		want, _ := output(r.Reference.Outputs, r.Model.Outputs.Router, "router")
-		return topKAgree(got, want, r.Model.Outputs.RouterTopK, r.Tolerance)
+		if err := sameShape(got, want); err != nil {
+			return err
+		}
+		l, err := lanesOf(want, 0)
+		if err != nil {
+			return err
+		}
+		return topKAgree(got, want, l, r.Model.Outputs.RouterTopK, r.Tolerance)
 	},
 }
 
-// topKAgree checks each row's k largest entries are the reference's. An index
+// topKAgree checks each lane's k largest entries are the reference's. An index
 // counts as in the top k when its reference score is within tolerance of the
-// reference's k-th largest, so near-ties may swap.
-func topKAgree(got, want Tensor, k int, tol Tolerance) error {
-	if err := sameShape(got, want); err != nil {
-		return err
-	}
-	n, w := rows(want)
-	k = min(k, w)
-	for i := 0; i < n; i++ {
-		g, c := got.Data[i*w:(i+1)*w], want.Data[i*w:(i+1)*w]
+// reference's k-th largest, so near-ties may swap. got and want have one shape.
+func topKAgree(got, want Tensor, l lanes, k int, tol Tolerance) error {
+	k = min(k, l.width)
+	for i := 0; i < l.n; i++ {
+		g, c := l.lane(got.Data, i), l.lane(want.Data, i)
 		kth := c[topK(c, k)[k-1]]
 		for _, idx := range topK(g, k) {
 			if kth-c[idx] > tol.Allowed(kth) {
-				return violation(&result.Deviation{Output: got.Name, Index: i*w + idx, Got: g[idx], Want: c[idx], AbsErr: kth - c[idx], Allowed: tol.Allowed(kth)},
+				return violation(&result.Deviation{Output: got.Name, Index: l.at(i, idx), Got: g[idx], Want: c[idx], AbsErr: kth - c[idx], Allowed: tol.Allowed(kth)},
 					"row %d: index %d is in the target's top %d, not in the CPU's (%v)", i, idx, k, topK(c, k))
 			}
 		}
@@ -128,28 +213,43 @@ func topK(xs []float64, k int) []int {
 	return idx[:k]
 }
 
-// DistributionSumsToOne: a softmax head's rows are distributions.
+// DistributionSumsToOne: a softmax head's lanes along outputs.distribution's axis
+// (the last unless models.yaml gives one) are distributions.
 var DistributionSumsToOne = Invariant{
-	Name: "gives distributions that sum to 1",
+	Name:       "gives distributions that sum to 1",
+	OutputOnly: true,
 	Check: func(r *Run) error {
 		p, err := output(r.Got, r.Model.Outputs.Distribution, "distribution")
 		if err != nil {
 			return err
 		}
-		n, w := rows(p)
-		// Rounding grows with the row: allow the target's atol per element.
-		allowed := 1e-5 + r.Tolerance.ATol*float64(w)
-		for i := 0; i < n; i++ {
+		l, err := lanesOf(p, r.Model.Outputs.DistributionAxis)
+		if err != nil {
+			return fmt.Errorf("outputs.distribution in models.yaml: %w", err)
+		}
+		// Rounding grows with the lane: allow the target's atol per element.
+		allowed := 1e-5 + r.Tolerance.ATol*float64(l.width)
+		for i := 0; i < l.n; i++ {
 			var sum float64
-			for _, x := range p.Data[i*w : (i+1)*w] {
-				sum += x
+			for j := 0; j < l.width; j++ {
+				sum += p.Data[l.at(i, j)]
 			}
 			if math.Abs(sum-1) > allowed || math.IsNaN(sum) {
-				return violation(&result.Deviation{Output: p.Name, Index: i * w, Got: sum, Want: 1, AbsErr: math.Abs(sum - 1), Allowed: allowed}, "row %d of %q sums to %.6g", i, p.Name, sum)
+				return violation(&result.Deviation{Output: p.Name, Index: l.at(i, 0), Got: sum, Want: 1, AbsErr: math.Abs(sum - 1), Allowed: allowed},
+					"%s of %q %v sums to %.6g", laneName(p, l, i, r.Model.Outputs.DistributionAxis), p.Name, p.Shape, sum)
 			}
 		}
 		return nil
 	},
+}
+
+// laneName says which lane broke a check: a row along the last axis, else the
+// lane along the axis models.yaml gave.
+func laneName(t Tensor, l lanes, i, axis int) string {
+	if axis == 0 || axis == len(t.Shape)-1 || axis == -1 {
+		return fmt.Sprintf("row %d", i)
+	}
+	return fmt.Sprintf("lane %d along axis %d", i, axis)
 }
 
 // RankingAgrees: ordering each row by the target's scores orders it by the CPU's too
@@ -166,15 +266,18 @@ var RankingAgrees = Invariant{
 		if err := sameShape(got, want); err != nil {
 			return err
 		}
-		n, w := rows(want)
-		for i := 0; i < n; i++ {
-			g, c := got.Data[i*w:(i+1)*w], want.Data[i*w:(i+1)*w]
-			order := topK(g, w)
+		l, err := lanesOf(want, r.Model.Outputs.RankingAxis)
+		if err != nil {
+			return fmt.Errorf("outputs.ranking in models.yaml: %w", err)
+		}
+		for i := 0; i < l.n; i++ {
+			g, c := l.lane(got.Data, i), l.lane(want.Data, i)
+			order := topK(g, l.width)
 			for j := 0; j+1 < len(order); j++ {
 				hi, lo := c[order[j]], c[order[j+1]]
 				if lo-hi > r.Tolerance.Allowed(hi) {
-					return violation(&result.Deviation{Output: got.Name, Index: i*w + order[j+1], Got: g[order[j+1]], Want: lo, AbsErr: lo - hi, Allowed: r.Tolerance.Allowed(hi)},
-						"row %d: the target ranks candidate %d above %d, the CPU the other way round", i, order[j], order[j+1])
+					return violation(&result.Deviation{Output: got.Name, Index: l.at(i, order[j+1]), Got: g[order[j+1]], Want: lo, AbsErr: lo - hi, Allowed: r.Tolerance.Allowed(hi)},
+						"%s: the target ranks candidate %d above %d, the CPU the other way round", laneName(want, l, i, r.Model.Outputs.RankingAxis), order[j], order[j+1])
 				}
 			}
 		}

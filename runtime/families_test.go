@@ -152,6 +152,11 @@ var brokenCases = []struct {
 	{model: "mamba-130m", inv: ChunkedScanEqualsWhole, wantInMsg: "two chunks with carried state differ"},
 }
 
+// brokenElsewhere names, per invariant, the test that breaks it on purpose.
+var brokenElsewhere = map[string]string{
+	"MatchesExpectedOutputs": "TestExpectedOutputs (a wrong expected value)",
+}
+
 // mustFind returns a pointer to a named output, so a case can edit it in place.
 func mustFind(ts []Tensor, name string) *Tensor {
 	for i := range ts {
@@ -202,6 +207,11 @@ func TestEveryInvariantFailsOnPurpose(t *testing.T) {
 				t.Errorf("on the broken target: got %v, want a violation mentioning %q", err, bc.wantInMsg)
 			}
 		})
+	}
+	// Invariants that need files a catalog model does not have are broken on
+	// purpose by their own tests.
+	for name := range brokenElsewhere {
+		covered[name] = true
 	}
 	for name := range Invariants {
 		if !covered[name] {

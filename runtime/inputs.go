@@ -110,14 +110,31 @@ type InputSpec struct {
 // (the model that runs may not be the one generate saw: a real export fetched
 // later, in place of its fixture).
 func SynthesizeInputs(modelID string, specs []InputSpec, overrides map[string]Input) ([]Tensor, error) {
-	var errs []string
-	shapesOf, problems := shapes.Bind(ShapeInputs(specs), ShapeOverrides(overrides))
+	return buildInputs(modelID, specs, overrides, nil, nil)
+}
+
+// buildInputs is SynthesizeInputs with the inputs models.yaml gives from files
+// already read (files, by input name; errs, the files that could not be): a file's
+// shape binds the symbols it covers, as dims do, and its values are fed as they are.
+func buildInputs(modelID string, specs []InputSpec, overrides map[string]Input, files map[string]Tensor, errs []string) ([]Tensor, error) {
+	ovs := ShapeOverrides(overrides)
+	for name, f := range files {
+		ovs[name] = shapes.Override{Dims: f.Shape}
+	}
+	shapesOf, problems := shapes.Bind(ShapeInputs(specs), ovs)
 	for _, p := range problems {
+		if ov := overrides[p.Input]; ov.File != "" && files[p.Input].Shape == nil {
+			continue // its file could not be read: errs says why
+		}
 		errs = append(errs, p.Msg)
 	}
 	var out []Tensor
 	for i, spec := range specs {
 		if shapesOf[i] == nil {
+			continue
+		}
+		if file, ok := files[spec.Name]; ok {
+			out = append(out, file)
 			continue
 		}
 		if err := checkInputBudget(spec.InputOutputInfo, shapesOf[i]); err != nil {

@@ -15,6 +15,32 @@ import (
 type Invariant struct {
 	Name  string // what the spec says: "agrees with the CPU reference"
 	Check func(r *Run) error
+	// OutputOnly: the check reads only the target's outputs (a property such as
+	// "sums to 1"), so it can be put to the CPU reference's outputs too. One the
+	// reference breaks as well does not fit the model as models.yaml describes it:
+	// that is the catalog's error, never the target's mismatch.
+	OutputOnly bool
+}
+
+// NotApplicable is an invariant that does not fit the model's outputs (top-5
+// classes of a dense map): the step is skipped, saying why, not failed.
+type NotApplicable struct{ Reason string }
+
+func (n *NotApplicable) Error() string { return n.Reason }
+
+func notApplicable(format string, args ...any) error {
+	return &NotApplicable{Reason: fmt.Sprintf(format, args...)}
+}
+
+// misfit reports whether inv, which broke on the target, breaks on the CPU
+// reference's own outputs too.
+func misfit(inv Invariant, r *Run) bool {
+	if !inv.OutputOnly {
+		return false
+	}
+	ref := *r
+	ref.Got = r.Reference.Outputs
+	return IsViolation(inv.Check(&ref))
 }
 
 // Run is what an invariant checks: the target's session, its outputs on the shared
@@ -86,7 +112,8 @@ var OutputsAgree = Invariant{
 // ProbabilitiesInUnitRange: the output models.yaml names outputs.probabilities (or
 // outputs.distribution) holds probabilities, so every value is in [0, 1].
 var ProbabilitiesInUnitRange = Invariant{
-	Name: "gives probabilities in [0, 1]",
+	Name:       "gives probabilities in [0, 1]",
+	OutputOnly: true,
 	Check: func(r *Run) error {
 		name := r.Model.Outputs.Probabilities
 		if name == "" {

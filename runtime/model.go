@@ -10,6 +10,7 @@ type (
 	Input     = spec.Input
 	Outputs   = spec.Outputs
 	Tolerance = spec.Tolerance
+	Expected  = spec.Expected
 	Target    = spec.Target
 )
 

@@ -81,6 +81,9 @@ func stepLine(r result.CellReport, provider string) string {
 	if r.Reason != "" {
 		s += " (" + strings.Join(strings.Fields(r.Reason), " ") + ")"
 	}
+	if r.Skipped != "" {
+		s += " · skipped: " + strings.Join(strings.Fields(r.Skipped), " ")
+	}
 	if m := r.Metrics; m != nil {
 		s += fmt.Sprintf(" · load %s ms, first run %s ms · p50 %s ms, p99 %s ms, %s/s",
 			result.FormatMS(m.LoadMS), result.FormatMS(m.FirstRunMS), result.FormatMS(m.P50MS), result.FormatMS(m.P99MS), result.FormatPerSecond(m.ThroughputPerS))

@@ -30,6 +30,11 @@ func TestStepLineShowsTheMeasurements(t *testing.T) {
 	if got := stepLine(mismatch, "webgpu"); !strings.Contains(got, "worst: stateN[251] = -1, want 0 (|error| 1 > 0.0001)") {
 		t.Errorf("the mismatch line lacks its worst element:\n%s", got)
 	}
+	skipped := result.CellReport{Model: "det", Target: "cpu", Check: "ranks the same top-5 classes as the CPU", Status: result.StatusPass,
+		Skipped: `output "map" has shape [1 1 32 32], a dense map`}
+	if got := stepLine(skipped, CPUProvider); !strings.Contains(got, `det on cpu, ranks the same top-5 classes as the CPU: pass · skipped: output "map" has shape [1 1 32 32], a dense map`) {
+		t.Errorf("the skipped step does not say why:\n%s", got)
+	}
 }
 
 // A browser that is gone, or a harness that stopped early, is hwtest's error: the

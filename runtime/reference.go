@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/hwtest/hwtest/result"
+	"github.com/hwtest/hwtest/shapes"
 	"github.com/hwtest/hwtest/sources"
 )
 
@@ -77,6 +78,8 @@ type Reference struct {
 	// Chunks are the outputs of successive runs with recurrent state carried, for
 	// stateful models (Model.Outputs.State set); nil otherwise.
 	Chunks [][]Tensor
+	// Fixture is "tiny-random" when a zoo fixture ran in place of the real model.
+	Fixture string
 }
 
 var references sync.Map // model sha256 + id -> *referenceOnce
@@ -107,14 +110,25 @@ func computeReference(m Model, rm ResolvedModel) (*Reference, error) {
 		// The catalog's overrides describe the real export; inputs marked
 		// real_only (BERT's token_type_ids) do not exist in its tiny stand-in. Any
 		// other unknown name is still an error: a typo must not pass silently.
+		// A file holds the real export's input (a 224×224 image for a fixture
+		// of 32×32): the stand-in's is synthesised, and expected outputs, which
+		// are the real model's, do not apply to it.
+		// Its shape is what the stand-in's own metadata suggests (batch 1, else 8):
+		// the file's shape is the real model's.
+		suggested := shapes.Suggest(ShapeInputs(s.Inputs()))
 		overrides = map[string]Input{}
 		for name, ov := range m.Inputs {
-			if !ov.RealOnly {
+			switch {
+			case ov.RealOnly:
+			case ov.File != "":
+				overrides[name] = Input{Dims: suggested[name]}
+			default:
 				overrides[name] = ov
 			}
 		}
 	}
-	inputs, err := SynthesizeInputs(m.ID, s.Inputs(), overrides)
+	files, errs := readInputFiles(m, s.Inputs(), overrides)
+	inputs, err := buildInputs(m.ID, s.Inputs(), overrides, files, errs)
 	if err != nil {
 		return nil, result.WithCause(result.CauseInputs, err)
 	}
@@ -122,7 +136,7 @@ func computeReference(m Model, rm ResolvedModel) (*Reference, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %q: CPU reference run failed: %w", m.ID, err)
 	}
-	ref := &Reference{Inputs: inputs, Outputs: out}
+	ref := &Reference{Inputs: inputs, Outputs: out, Fixture: rm.Fixture}
 	if m.Outputs.State != "" {
 		if ref.Chunks, err = RunChunks(s, m, inputs, streamChunks); err != nil {
 			return nil, fmt.Errorf("model %q: CPU reference, streaming: %w", m.ID, err)

@@ -24,6 +24,7 @@ var Invariants = map[string]Invariant{
 	"RouterTopKAgrees":         RouterTopKAgrees,
 	"SameInputsSameOutputs":    SameInputsSameOutputs,
 	"ChunkedScanEqualsWhole":   ChunkedScanEqualsWhole,
+	"MatchesExpectedOutputs":   MatchesExpectedOutputs,
 }
 
 // OpenRun computes the CPU reference of the model at refPath and runs the model at

@@ -25,6 +25,8 @@ type Model struct {
 	Inputs       map[string]Input
 	Outputs      Outputs
 	Tolerance    *Tolerance // overrides the target's when set
+	// Expected are known answers, per output name: every target is compared with them.
+	Expected map[string]Expected
 
 	// CatalogDir is the folder of the models.yaml naming the model, which a file:
 	// source is relative to: relative to the repository root ("" is the root, so
@@ -40,6 +42,22 @@ type Input struct {
 	Range []float64 // [low, high) for seeded random values
 	// RealOnly: only the real export has this input; its fixture skips it.
 	RealOnly bool
+	// File gives the values and the shape (.npy, .pb, or an image made a tensor
+	// as the image fields say), relative to CatalogDir; see catalog.Input.
+	File     string
+	Resize   []int64
+	Layout   string
+	Channels string
+	Scale    float64
+	Mean     []float64
+	Std      []float64
+}
+
+// Expected is a known answer for one output: a .npy or .pb file relative to
+// CatalogDir, compared with the model's tolerance when Tolerance is nil.
+type Expected struct {
+	File      string
+	Tolerance *Tolerance
 }
 
 // Outputs names the outputs family checks read; see models.yaml's outputs.
@@ -52,6 +70,8 @@ type Outputs struct {
 	Ranking       string // scores whose order along the last axis is the answer
 	Router        string // mixture-of-experts router logits [..., experts]
 	RouterTopK    int
+	// The axes Distribution and Ranking run along; 0 is the last axis.
+	DistributionAxis, RankingAxis int
 }
 
 // Tolerance bounds |got - want| <= ATol + RTol*|want|.
@@ -116,6 +136,7 @@ func ModelOf(m catalog.Model) Model {
 			Primary: m.Outputs.Primary, State: m.Outputs.State, StateIn: m.Outputs.StateIn,
 			Probabilities: m.Outputs.Probabilities, Distribution: m.Outputs.Distribution,
 			Ranking: m.Outputs.Ranking, Router: m.Outputs.Router, RouterTopK: m.Outputs.RouterTopK,
+			DistributionAxis: m.Outputs.DistributionAxis, RankingAxis: m.Outputs.RankingAxis,
 		},
 	}
 	if len(m.Inputs) > 0 {
@@ -124,11 +145,23 @@ func ModelOf(m catalog.Model) Model {
 			out.Inputs[name] = Input{
 				Dims: slices.Clone(in.Dims), Value: slices.Clone(in.Value), Range: slices.Clone(in.Range),
 				RealOnly: in.RealOnly,
+				File:     in.File, Resize: slices.Clone(in.Resize), Layout: in.Layout, Channels: in.Channels,
+				Scale: in.Scale, Mean: slices.Clone(in.Mean), Std: slices.Clone(in.Std),
 			}
 		}
 	}
 	if m.Tolerance != nil {
 		out.Tolerance = &Tolerance{RTol: m.Tolerance.RTol, ATol: m.Tolerance.ATol}
+	}
+	if len(m.Expected) > 0 {
+		out.Expected = map[string]Expected{}
+		for name, e := range m.Expected {
+			x := Expected{File: e.File}
+			if e.Tolerance != nil {
+				x.Tolerance = &Tolerance{RTol: e.Tolerance.RTol, ATol: e.Tolerance.ATol}
+			}
+			out.Expected[name] = x
+		}
 	}
 	return out
 }

@@ -58,6 +58,9 @@ const (
 	RoleDistribution  = "distribution"
 	RoleRanking       = "ranking"
 	RoleRouter        = "router"
+	// RoleExpected is not an output role but known answers (expected:), which
+	// every target is compared with as the roles' checks are.
+	RoleExpected = "expected"
 )
 
 // commonByOutput applies to every family: a declared role is always checked.
@@ -66,6 +69,7 @@ var commonByOutput = []Conditional{
 	{Role: RoleDistribution, Invariants: []string{"ProbabilitiesInUnitRange", "DistributionSumsToOne"}},
 	{Role: RoleRanking, Invariants: []string{"RankingAgrees"}},
 	{Role: RoleRouter, Invariants: []string{"RouterTopKAgrees"}},
+	{Role: RoleExpected, Invariants: []string{"MatchesExpectedOutputs"}},
 }
 
 // Families is the family table. Every family asserts agreement with the CPU
@@ -110,6 +114,8 @@ func declared(m catalog.Model, role string) bool {
 		return m.Outputs.Ranking != ""
 	case RoleRouter:
 		return m.Outputs.Router != ""
+	case RoleExpected:
+		return len(m.Expected) > 0
 	}
 	return false
 }
@@ -163,6 +169,7 @@ var Titles = map[string]string{
 	"RouterTopKAgrees":         "routes every token to the CPU's top-k experts",
 	"SameInputsSameOutputs":    "gives the same output for the same inputs and seed",
 	"ChunkedScanEqualsWhole":   "scans in chunks with carried state like the whole sequence",
+	"MatchesExpectedOutputs":   "matches the expected outputs",
 }
 
 // Specs emits the Its of a family template for a model, on the cell CellSpecs

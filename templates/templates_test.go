@@ -152,3 +152,21 @@ func TestGeneratorLinksNoRuntime(t *testing.T) {
 		}
 	}
 }
+
+// A model that declares expected outputs is checked against them on every target,
+// whatever its family; one that does not is not.
+func TestExpectedOutputsAddTheirCheck(t *testing.T) {
+	for _, f := range templates.Families {
+		m := catalog.Model{Family: f.Family, Architecture: f.Architecture}
+		if slices.Contains(f.InvariantsFor(m), "MatchesExpectedOutputs") {
+			t.Errorf("%s/%s without expected outputs checks them", f.Family, f.Architecture)
+		}
+		m.Expected = map[string]catalog.Expected{"logits": {File: "logits.npy"}}
+		if !slices.Contains(f.InvariantsFor(m), "MatchesExpectedOutputs") {
+			t.Errorf("%s/%s with expected outputs does not check them", f.Family, f.Architecture)
+		}
+	}
+	if _, ok := runtime.Invariants["MatchesExpectedOutputs"]; !ok || templates.Titles["MatchesExpectedOutputs"] != runtime.MatchesExpectedOutputs.Name {
+		t.Error("MatchesExpectedOutputs has no runtime invariant or title")
+	}
+}
