@@ -1,7 +1,6 @@
 package onnx
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -154,15 +153,18 @@ func isStateName(name string) bool {
 
 // OutputPlan names the outputs a catalog entry gives the family's checks.
 type OutputPlan struct {
-	Primary       string
-	Distribution  string // a Softmax over the last axis: rows sum to 1
-	Probabilities string // a Sigmoid, or a Softmax over another axis: values in [0, 1]
-	Ranking       string // similarity or document scores
-	Router        string
-	RouterTopK    int64
-	State         string
-	StateInput    string
-	Notes         []string // what a person should know about the choices
+	Primary      string
+	Distribution string // a Softmax: rows along DistributionAxis sum to 1
+	// DistributionAxis is the Softmax's axis when it is not the last (a
+	// [batch, classes, 1, 1] head: 1), written {output: NAME, axis: N}; 0: the last.
+	DistributionAxis int64
+	Probabilities    string // a Sigmoid: values in [0, 1]
+	Ranking          string // similarity or document scores
+	Router           string
+	RouterTopK       int64
+	State            string
+	StateInput       string
+	Notes            []string // what a person should know about the choices
 }
 
 // PlanOutputs picks the primary output (the first) and the outputs the family's
@@ -178,12 +180,11 @@ func PlanOutputs(s *Summary, family string) OutputPlan {
 		prod := s.Producers[o.Name]
 		if axis, ok := s.SoftmaxAxis(prod); ok && prod.Op == "Softmax" {
 			last := axis == -1 || axis == int64(len(o.Dims))-1
-			switch {
-			case last && p.Distribution == "":
+			if p.Distribution == "" {
 				p.Distribution = o.Name
-			case !last && p.Probabilities == "":
-				p.Probabilities = o.Name
-				p.Notes = append(p.Notes, fmt.Sprintf("%s is a Softmax over axis %d, not the last: checked as probabilities in [0, 1], not as rows summing to 1", o.Name, axis))
+				if !last {
+					p.DistributionAxis = axis
+				}
 			}
 		}
 		if prod.Op == "Sigmoid" && p.Probabilities == "" {

@@ -72,8 +72,8 @@ func TestPlanBindsEveryDimOfEveryZooModel(t *testing.T) {
 }
 
 // Images get 224×224 unless one side is fixed; the channels of NHWC stay; a
-// ranking model gets several candidates; a softmax over a middle axis is checked
-// as probabilities, not as a distribution over the last axis.
+// ranking model gets several candidates; a softmax over a middle axis is a
+// distribution along that axis.
 func TestPlanDefaults(t *testing.T) {
 	g := onnx.NewGraph("defaults")
 	x := g.Input("image", onnx.Float32, "n", "h", 320, 3)
@@ -98,7 +98,8 @@ func TestPlanDefaults(t *testing.T) {
 		t.Errorf("values %+v", p)
 	}
 	o := onnx.PlanOutputs(s, "vision-text")
-	if o.Distribution != "" || o.Probabilities != "heat" || o.Ranking != "logits_per_image" || len(o.Notes) != 1 {
+	// A Softmax over axis 1 of [n, h, 320, 3] is a distribution along that axis.
+	if o.Distribution != "heat" || o.DistributionAxis != 1 || o.Probabilities != "" || o.Ranking != "logits_per_image" || len(o.Notes) != 0 {
 		t.Errorf("outputs %+v", o)
 	}
 }

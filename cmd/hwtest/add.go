@@ -262,7 +262,11 @@ func (e *entry) yaml() []string {
 	var outs []string
 	for _, kv := range [][2]string{{"primary", o.Primary}, {"distribution", o.Distribution}, {"probabilities", o.Probabilities},
 		{"ranking", o.Ranking}, {"router", o.Router}, {"state", o.State}, {"state_input", o.StateInput}} {
-		if kv[1] != "" {
+		switch {
+		case kv[1] == "":
+		case kv[0] == "distribution" && o.DistributionAxis != 0:
+			outs = append(outs, fmt.Sprintf("distribution: {output: %s, axis: %d}", yamlString(kv[1]), o.DistributionAxis))
+		default:
 			outs = append(outs, kv[0]+": "+yamlString(kv[1]))
 		}
 		if kv[0] == "router" && kv[1] != "" {

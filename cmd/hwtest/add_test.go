@@ -205,3 +205,25 @@ func zooFamily(name string) string {
 	}
 	return info.Family
 }
+
+// A classifier whose softmax is over axis 1 of [batch, classes, 1, 1] (as ImageNet
+// CNNs exported from Caffe are) is added with the axis, and its suite generates.
+func TestAddSoftmaxOverAMiddleAxis(t *testing.T) {
+	g := onnx.NewGraph("cnn-head")
+	x := g.Input("data", onnx.Float32, "N", 10, 1, 1)
+	g.Node("Softmax", []string{x}, []string{"prob"}, onnx.Int("axis", 1))
+	g.Output("prob", onnx.Float32, "N", 10, 1, 1)
+	root := newRoot(t, commentedModels)
+	file := filepath.Join(root, "models", "cnn.onnx")
+	write(t, file, string(g.Model().Marshal()))
+	if code, stdout, stderr := hwtest("add", "--root", root, "--family", "vision", file); code != ExitOK {
+		t.Fatalf("add: exit %d\n%s%s", code, stdout, stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(root, "models.yaml"))
+	if !strings.Contains(string(b), "distribution: {output: prob, axis: 1}") {
+		t.Errorf("the entry does not give the softmax's axis:\n%s", b)
+	}
+	if code, stdout, stderr := hwtest("generate", "--root", root); code != ExitOK {
+		t.Errorf("generate: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
