@@ -1,6 +1,7 @@
 package generator_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,8 @@ func TestNewOut(t *testing.T) {
 		{models: in("my.yaml"), out: in("my suites"), wantErr: `' ' is not allowed in a Go import path`},
 		{models: in("models.yaml"), out: in("other"), wantErr: "always generates into generated/"},
 	} {
+		// A catalog outside the checkout is named by its absolute path in headers,
+		// whatever the working directory: tested below.
 		o, err := generator.NewOut(root, tc.models, in("hardware.yaml"), tc.out)
 		switch {
 		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
@@ -42,6 +45,21 @@ func TestNewOut(t *testing.T) {
 		case tc.wantErr == "" && o.Dir != tc.wantDir:
 			t.Errorf("NewOut(%s, --out %q) writes %s/, want %s/", tc.models, tc.out, o.Dir, tc.wantDir)
 		}
+	}
+}
+
+// A catalog outside the checkout is named the same from any working directory.
+func TestOutNamesAnOutsideCatalogAbsolutely(t *testing.T) {
+	root := t.TempDir()
+	elsewhere := filepath.Join(t.TempDir(), "models.yaml")
+	t.Chdir(root)
+	rel, err := filepath.Rel(root, elsewhere)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := generator.NewOut(root, rel, "hardware.yaml", "mine")
+	if err != nil || o.Models != filepath.ToSlash(elsewhere) {
+		t.Errorf("NewOut(%s): %+v, %v; want the catalog named %s", rel, o, err, elsewhere)
 	}
 }
 
@@ -87,6 +105,16 @@ func TestAnotherCatalogsFilesAreNotStale(t *testing.T) {
 	for p := range files {
 		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
 			t.Errorf("%s: %v", p, err)
+		}
+	}
+	// Its whole suite there would overwrite mine's files: refused, nothing written.
+	_, err = generator.WriteIn(root, theirs, other, nil)
+	if err == nil || !strings.Contains(err.Error(), "belongs to the suites of mine/models.yaml, not of theirs.yaml") {
+		t.Errorf("theirs over mine: %v", err)
+	}
+	for p, data := range files {
+		if b, _ := os.ReadFile(filepath.Join(root, p)); !bytes.Equal(b, data) {
+			t.Errorf("%s was overwritten", p)
 		}
 	}
 	// Mine's own stale file is still removed.

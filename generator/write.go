@@ -38,6 +38,10 @@ func DiffIn(root string, out Out, files map[string][]byte) ([]Change, error) {
 			changes = append(changes, Change{Path: p, Kind: "missing", Diff: unified(p, nil, files[p])})
 		case err != nil:
 			return nil, err
+		case out.foreign(old) != "":
+			// Two catalogs given the same --out: overwriting would leave each
+			// folder holding the other's models, compiled into its suite.
+			return nil, fmt.Errorf("%s belongs to the suites of %s, not of %s: give %s's suites a folder of their own (--out)", p, out.foreign(old), out.Models, out.Models)
 		case !bytes.Equal(old, files[p]):
 			changes = append(changes, Change{Path: p, Kind: "changed", Diff: unified(p, old, files[p])})
 		}
