@@ -120,3 +120,23 @@ func TestRunAnotherCatalog(t *testing.T) {
 		t.Errorf("the repository's suites changed:\n%s", stdout)
 	}
 }
+
+// A catalog of one's own keeps its own history: cells are keyed by model id, and its
+// ids may be the repository's.
+func TestAnotherCatalogHasItsOwnHistory(t *testing.T) {
+	t.Setenv("HWTEST_DB", "")
+	root := t.TempDir()
+	for _, tc := range []struct{ models, want string }{
+		{"models.yaml", ".hwtest/history.duckdb"},
+		{"mymodels/models.yaml", ".hwtest/history-mymodels-models.duckdb"},
+		{"my.yaml", ".hwtest/history-my.duckdb"},
+	} {
+		g := &Globals{Root: root, ModelsFile: filepath.Join(root, tc.models)}
+		if err := g.resolveRoot(); err != nil {
+			t.Fatal(err)
+		}
+		if g.DB != filepath.Join(root, tc.want) {
+			t.Errorf("--models %s: history %s, want ROOT/%s", tc.models, g.DB, tc.want)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -85,7 +87,7 @@ func addGlobalFlags(cmd *cobra.Command, g *Globals) {
 	cmd.PersistentFlags().StringVar(&g.ModelsFile, "models", "", "models catalog (default ROOT/models.yaml)")
 	cmd.PersistentFlags().StringVar(&g.HardwareFile, "hardware", "", "hardware catalog (default ROOT/hardware.yaml)")
 	cmd.PersistentFlags().StringVar(&g.OutDir, "out", "", "folder for the suites of a catalog other than ROOT/models.yaml (default generated/ beside it; generated-NAME/ for ROOT/NAME.yaml)")
-	cmd.PersistentFlags().StringVar(&g.DB, "db", "", "history database (default $"+history.EnvDB+", else ROOT/"+history.DefaultFile+")")
+	cmd.PersistentFlags().StringVar(&g.DB, "db", "", "history database (default $"+history.EnvDB+", else ROOT/"+history.DefaultFile+"; for another --models catalog, one of its own: ROOT/.hwtest/history-DIR-NAME.duckdb)")
 }
 
 // resolveRoot fills Root, Models and Hardware from the flags and the working directory.
@@ -113,9 +115,35 @@ func (g *Globals) resolveRoot() error {
 		g.DB = os.Getenv(history.EnvDB)
 	}
 	if g.DB == "" {
-		g.DB = filepath.Join(g.Root, history.DefaultFile)
+		g.DB = defaultHistory(g.Root, g.ModelsFile)
 	}
 	return nil
+}
+
+// defaultHistory is the history a catalog's runs go to without --db or $HWTEST_DB:
+// ROOT/.hwtest/history.duckdb for the repository's models.yaml, and one of its own
+// for any other catalog (.hwtest/history-mymodels-models.duckdb for
+// mymodels/models.yaml). The history keys cells by model id, and reports show the
+// latest cell of each (model, target): a catalog of one's own sharing the
+// repository's history would replace its cells wherever the ids agree.
+func defaultHistory(root, modelsFile string) string {
+	repo := filepath.Join(root, history.DefaultFile)
+	abs, err := filepath.Abs(modelsFile)
+	if err != nil || abs == filepath.Join(root, "models.yaml") {
+		return repo
+	}
+	name := abs
+	if rel, err := filepath.Rel(root, abs); err == nil && !strings.HasPrefix(rel, "..") {
+		name = rel
+	}
+	name = strings.TrimSuffix(name, filepath.Ext(name))
+	name = strings.Trim(strings.Map(func(r rune) rune {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '_') {
+			return r
+		}
+		return '-'
+	}, name), "-")
+	return filepath.Join(filepath.Dir(repo), "history-"+name+".duckdb")
 }
 
 // loadCatalogs resolves the root and loads both catalogs, naming files relative to
