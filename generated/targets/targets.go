@@ -13,7 +13,7 @@ var (
 		Runner:    "native",
 		Provider:  "CPUExecutionProvider",
 		Precision: "fp32",
-		Tolerance: runtime.Tolerance{RTol: 1e-05, ATol: 1e-06},
+		Tolerance: runtime.Tolerance{RTol: 0.0001, ATol: 1e-05},
 	}
 	Cuda = runtime.Target{
 		ID:        "cuda",
