@@ -7,13 +7,16 @@ import (
 	"strings"
 )
 
+// ExpectedOutputsCheck names the check of the declared expected outputs.
+const ExpectedOutputsCheck = "matches the expected outputs"
+
 // MatchesExpectedOutputs: every output models.yaml gives an expected answer for
 // (expected: {OUTPUT: {file: F}}) agrees with it, on every target, the CPU
 // included, within the expected output's tolerance, else the model's, else the
 // target's. Known answers only make sense for known inputs: every input must come
 // from a file or fixed values.
 var MatchesExpectedOutputs = Invariant{
-	Name: "matches the expected outputs",
+	Name: ExpectedOutputsCheck,
 	Check: func(r *Run) error {
 		if len(r.Model.Expected) == 0 {
 			return errors.New("models.yaml gives no expected outputs for this model")
