@@ -425,9 +425,6 @@ func fileSource(catalogPath, path string) (string, error) {
 	return "file:" + filepath.ToSlash(rel), nil
 }
 
-// writeKeepingMode replaces path with data through a temporary file and a rename,
-// keeping path's permissions: a reader sees the old catalog or the new one, never
-// half of it.
 // newCatalog is a models catalog of one entry, for a catalog add starts.
 func newCatalog(entry []string) []byte {
 	var b strings.Builder
@@ -442,13 +439,16 @@ func newCatalog(entry []string) []byte {
 	return []byte(b.String())
 }
 
-// writeKeepingMode replaces path atomically, keeping its permissions (0644 for a
-// new file).
+// writeKeepingMode replaces path with data through a temporary file and a rename,
+// keeping path's permissions (0644 for a new file, whose folder is made): a reader
+// sees the old catalog or the new one, never half of it.
 func writeKeepingMode(path string, data []byte) error {
 	mode := fs.FileMode(0o644)
 	if info, err := os.Stat(path); err == nil {
 		mode = info.Mode().Perm()
 	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")

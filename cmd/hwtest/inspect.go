@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -157,7 +158,8 @@ func printInspect(w io.Writer, r inspectReport) error {
 		opsets = append(opsets, fmt.Sprintf("%s %d", d, o.Version))
 	}
 	fmt.Fprintf(w, "%s: %s, IR version %d, opsets %s\n", r.File, result.HumanBytes(r.FileBytes), r.IRVersion, strings.Join(opsets, ", "))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var table bytes.Buffer // lines without "made by" would end in padding: trimmed below
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	for _, list := range []struct {
 		title  string
 		values []inspectValue
@@ -177,6 +179,9 @@ func printInspect(w io.Writer, r inspectReport) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for line := range strings.Lines(table.String()) {
+		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
 	}
 	ops := make([]string, 0, len(r.Operators))
 	for op := range r.Operators {
