@@ -232,6 +232,7 @@ func TestCheckFileInputs(t *testing.T) {
 		}
 		files[filepath.Base(p)] = b
 	}
+	files["trunc.npy"] = files["ids.npy"][:len(files["ids.npy"])-8] // a copy cut short
 	c := load(t, `models:
   - id: gpt2
     family: text
@@ -254,11 +255,20 @@ func TestCheckFileInputs(t *testing.T) {
     source: zoo:tiny-gpt2
     inputs:
       input_ids: {file: gone.npy}
+  - id: gpt2-truncated
+    family: text
+    architecture: decoder
+    task: text-generation
+    source: zoo:tiny-gpt2
+    inputs:
+      input_ids: {file: trunc.npy}
 `, files)
 	_, err := Check(c, root)
 	got := errorLines(c, err)
-	if len(got) != 2 || !strings.HasPrefix(got[0], `models.yaml:15:7: model "gpt2-f32": inputs.input_ids: f32.npy holds float`) ||
-		!strings.HasPrefix(got[1], `models.yaml:22:7: model "gpt2-missing": inputs.input_ids: `) || !strings.Contains(got[1], "gone.npy") {
+	if len(got) != 3 || !strings.HasPrefix(got[0], `models.yaml:15:7: model "gpt2-f32": inputs.input_ids: f32.npy holds float`) ||
+		!strings.HasPrefix(got[1], `models.yaml:22:7: model "gpt2-missing": inputs.input_ids: `) || !strings.Contains(got[1], "gone.npy") ||
+		!strings.HasPrefix(got[2], `models.yaml:29:7: model "gpt2-truncated": inputs.input_ids: `) ||
+		!strings.Contains(got[2], "trunc.npy is truncated: 120 bytes of data, the header's shape [2 8] of int64 needs 128") {
 		t.Errorf("errors:\n%s", strings.Join(got, "\n"))
 	}
 }

@@ -71,13 +71,18 @@ func Read(path string, img Image) (Tensor, error) {
 	return Tensor{}, unknownKind(path)
 }
 
-// Describe reads only what a file holds, not its values: a .npy file's header, an
+// Describe reads what a file holds, not its values: a .npy file's header, checked
+// against the file's size (so a truncated file fails here, not at run time), an
 // image's size; a .pb file is decoded whole (TensorProto has no separate header).
 func Describe(path string, img Image) (Info, error) {
 	switch Kind(path) {
 	case KindNPY:
-		h, _, err := npyHeader(path)
-		return Info{Type: h.typ, Shape: h.shape}, err
+		h, f, _, err := npyData(path)
+		if err != nil {
+			return Info{}, err
+		}
+		f.Close()
+		return Info{Type: h.typ, Shape: h.shape}, nil
 	case KindPB:
 		t, err := readPB(path)
 		return Info{Type: t.Type, Shape: t.Shape}, err
