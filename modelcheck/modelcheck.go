@@ -10,6 +10,7 @@ package modelcheck
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -211,7 +212,56 @@ func checkModel(file, dir string, m catalog.Model, sum *onnx.Summary, fixture st
 				f.field, f.name, kind, catalog.DidYouMean(f.name, names), kind, strings.Join(names, ", "))
 		}
 	}
+	for _, r := range []struct {
+		field, name string
+		axis        int
+	}{{"distribution", m.Outputs.Distribution, m.Outputs.DistributionAxis}, {"ranking", m.Outputs.Ranking, m.Outputs.RankingAxis}} {
+		vi, ok := valueInfo(sum.Outputs, r.name)
+		if r.axis == 0 || !ok || vi.Unranked { // 0: the last axis; an unknown name is reported above
+			continue
+		}
+		if msg := axisProblem(r.axis, vi); msg != "" {
+			at(m.Outputs.At[r.field], "outputs.%s: %s", r.field, msg)
+		}
+	}
+
+	// Expected outputs hold the real model's answers: a fixture's outputs are not
+	// compared with them (the runtime skips them too), so neither are they checked.
+	if fixture != "" {
+		return errs
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.Expected)) {
+		e := m.Expected[name]
+		pos := catalog.Position{Line: e.Line, Column: e.Column}
+		vi, ok := valueInfo(sum.Outputs, name)
+		if !ok {
+			at(pos, "expected.%s: the model has no such output%s (its outputs: %s): use one of them",
+				name, catalog.DidYouMean(name, outputs), strings.Join(outputs, ", "))
+			continue
+		}
+		info, err := e.FileInfo(dir)
+		if err == nil {
+			err = tensorfile.Fit(e.File, info, vi)
+		}
+		if err != nil {
+			at(pos, "expected.%s: %v", name, err)
+		}
+	}
 	return errs
+}
+
+// axisProblem says why axis is not one of output v's axes; "" when it is.
+// Negative axes count from the end, as the runtime reads them.
+func axisProblem(axis int, v onnx.ValueInfo) string {
+	rank := len(v.Dims)
+	if axis >= -rank && axis < rank {
+		return ""
+	}
+	fix := fmt.Sprintf("give an axis from 1 to %d, or from -1 to -%d counting from the end", rank-1, rank)
+	if rank <= 1 {
+		fix = "leave axis out: the output's only axis is the one it runs along"
+	}
+	return fmt.Sprintf("axis %d: output %q has shape %s (rank %d): %s", axis, v.Name, shapes.FromONNX(v.Name, v.Dims).ShapeText(), rank, fix)
 }
 
 func valueInfo(vs []onnx.ValueInfo, name string) (onnx.ValueInfo, bool) {

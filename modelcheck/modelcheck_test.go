@@ -1,6 +1,7 @@
 package modelcheck
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -271,4 +272,119 @@ func TestCheckFileInputs(t *testing.T) {
 		!strings.Contains(got[2], "trunc.npy is truncated: 120 bytes of data, the header's shape [2 8] of int64 needs 128") {
 		t.Errorf("errors:\n%s", strings.Join(got, "\n"))
 	}
+}
+
+// Expected outputs are checked at generate time as file inputs are: the output
+// exists, and the file (relative to the catalog's folder) has its type, rank and
+// fixed dims; each problem at the line of the expected entry. A fixture's outputs
+// are not the real model's, so its expected files are not checked (the runtime
+// skips them too).
+func TestCheckExpectedOutputs(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{}
+	for name, c := range map[string]struct {
+		descr string
+		shape []int64
+	}{
+		"good.npy": {"<f4", []int64{2, 10}}, "f64.npy": {"<f8", []int64{2, 10}},
+		"rank.npy": {"<f4", []int64{20}}, "dim.npy": {"<f4", []int64{2, 9}},
+	} {
+		p := tensorfiletest.NPY(t, filepath.Join(dir, name), c.descr, c.shape, make([]float64, tensorfileElements(c.shape)))
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = b
+	}
+	files["trunc.npy"] = files["good.npy"][:len(files["good.npy"])-4]
+	c := load(t, `models:
+  - id: vit
+    family: vision
+    task: image-classification
+    source: zoo:tiny-vit
+    inputs:
+      pixel_values: {dims: [2, 3, 32, 32], value: [0.5]}
+    expected:
+      logits: {file: good.npy}
+      probabilities: {file: f64.npy}
+  - id: vit-shapes
+    family: vision
+    task: image-classification
+    source: zoo:tiny-vit
+    inputs:
+      pixel_values: {dims: [2, 3, 32, 32], value: [0.5]}
+    expected:
+      logits: {file: rank.npy}
+      probabilities: {file: dim.npy}
+  - id: vit-files
+    family: vision
+    task: image-classification
+    source: zoo:tiny-vit
+    inputs:
+      pixel_values: {dims: [2, 3, 32, 32], value: [0.5]}
+    expected:
+      logit: {file: good.npy}
+      logits: {file: gone.npy}
+      probabilities: {file: trunc.npy}
+  - id: bert
+    family: text
+    architecture: encoder
+    task: feature-extraction
+    source: hf:google-bert/bert-base-uncased/model.onnx@86b5e0934494bd15c9632b12f734a8a67f723594
+    fixture: zoo:tiny-bert
+    inputs: {input_ids: {dims: [2, 8], value: [1]}, attention_mask: {value: [1]}}
+    expected:
+      last_hidden_state: {file: gone.npy}
+`, files)
+	t.Setenv("HF_HUB_CACHE", t.TempDir()) // the fixture stands in, whatever the machine has
+	_, err := Check(c, root)
+	got := errorLines(c, err)
+	want := []string{
+		`models.yaml:10:7: model "vit": expected.probabilities: f64.npy holds double`,
+		`models.yaml:18:7: model "vit-shapes": expected.logits: rank.npy has shape [20] (rank 1), "logits" has shape [batch, 10] (rank 2)`,
+		`models.yaml:19:7: model "vit-shapes": expected.probabilities: dim.npy has shape [2 9], "probabilities" has shape [batch, 10]: dim 1 must be 10`,
+		`models.yaml:27:7: model "vit-files": expected.logit: the model has no such output (did you mean "logits"?) (its outputs: logits, probabilities): use one of them`,
+		`models.yaml:28:7: model "vit-files": expected.logits: open ` + filepath.Join(c.ModelsDir, "gone.npy") + `: no such file or directory`,
+		`models.yaml:29:7: model "vit-files": expected.probabilities: ` + filepath.Join(c.ModelsDir, "trunc.npy") + ` is truncated: 76 bytes of data, the header's shape [2 10] of float needs 80`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("errors:\n%s\nwant %d, starting:\n%s", strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("error %d:\n got %s\nwant %s...", i, got[i], want[i])
+		}
+	}
+}
+
+// An axis for distribution or ranking must be one the output has: negative ones
+// count from the end.
+func TestCheckOutputAxis(t *testing.T) {
+	entry := func(id, role string, axis int) string {
+		return fmt.Sprintf(`  - id: %s
+    family: vision
+    task: object-detection
+    source: zoo:tiny-detr
+    inputs: {pixel_values: {dims: [1, 3, 32, 32]}}
+    outputs: {primary: pred_logits, %s: {output: probabilities, axis: %d}}
+`, id, role, axis)
+	}
+	c := load(t, "models:\n"+entry("two", "distribution", 2)+entry("minus-three", "ranking", -3)+
+		entry("five", "distribution", 5)+entry("minus-four", "ranking", -4), nil)
+	_, err := Check(c, root)
+	want := []string{
+		`models.yaml:19:51: model "five": outputs.distribution: axis 5: output "probabilities" has shape [batch 8 11] (rank 3): give an axis from 1 to 2, or from -1 to -3 counting from the end`,
+		`models.yaml:25:46: model "minus-four": outputs.ranking: axis -4: output "probabilities" has shape [batch 8 11] (rank 3): give an axis from 1 to 2, or from -1 to -3 counting from the end`,
+	}
+	if diff := cmp.Diff(want, errorLines(c, err)); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+func tensorfileElements(shape []int64) int {
+	n := 1
+	for _, d := range shape {
+		n *= int(d)
+	}
+	return n
 }
