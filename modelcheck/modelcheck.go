@@ -154,7 +154,7 @@ func checkModel(file, dir string, m catalog.Model, sum *onnx.Summary, fixture st
 	}
 
 	overrides := map[string]shapes.Override{}
-	unreadable := map[string]bool{} // file inputs whose file is the problem already reported
+	reported := map[string]bool{} // file inputs whose file is the problem already reported
 	for name, in := range m.Inputs {
 		// The catalog's overrides describe the real export; its tiny fixture may
 		// lack inputs marked real_only (BERT's token_type_ids), as the runtime knows.
@@ -171,15 +171,17 @@ func checkModel(file, dir string, m catalog.Model, sum *onnx.Summary, fixture st
 		info, err := in.FileInfo(dir)
 		if err != nil {
 			at(catalog.Position{Line: in.Line, Column: in.Column}, "inputs.%s: %v", name, err)
-			unreadable[name] = true
+			reported[name] = true
 			continue
 		}
 		if vi, ok := valueInfo(sum.Inputs, name); ok {
 			if err := tensorfile.Fit(in.File, info, vi); err != nil {
+				// Fit says what is wrong with the file; shapes would say it again.
 				at(catalog.Position{Line: in.Line, Column: in.Column}, "inputs.%s: %v", name, err)
+				reported[name] = true
 			}
 		}
-		overrides[name] = shapes.Override{Dims: info.Shape}
+		overrides[name] = shapes.Override{Dims: info.Shape, From: in.File}
 	}
 	inputs := make([]shapes.Input, len(sum.Inputs))
 	for i, in := range sum.Inputs {
@@ -187,7 +189,7 @@ func checkModel(file, dir string, m catalog.Model, sum *onnx.Summary, fixture st
 	}
 	_, problems := shapes.Bind(inputs, overrides)
 	for _, p := range problems {
-		if unreadable[p.Input] {
+		if reported[p.Input] {
 			continue
 		}
 		pos := catalog.Position{}

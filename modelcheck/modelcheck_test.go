@@ -1,7 +1,10 @@
 package modelcheck
 
 import (
+	"bytes"
 	"fmt"
+	"image"
+	pngpkg "image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -387,4 +390,46 @@ func tensorfileElements(shape []int64) int {
 		n *= int(d)
 	}
 	return n
+}
+
+// A file that does not fit its input is one mistake, reported once, naming the
+// file; a file whose shape conflicts with another input's dims is named too.
+func TestCheckFileInputReportedOnce(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{}
+	ids := tensorfiletest.NPY(t, filepath.Join(dir, "ids.npy"), "<i8", []int64{2, 6}, make([]float64, 12))
+	b, err := os.ReadFile(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["ids.npy"] = b
+	var png bytes.Buffer
+	if err := pngpkg.Encode(&png, image.NewNRGBA(image.Rect(0, 0, 32, 32))); err != nil {
+		t.Fatal(err)
+	}
+	files["cat.png"] = png.Bytes()
+	c := load(t, `models:
+  - id: vit
+    family: vision
+    task: image-classification
+    source: zoo:tiny-vit
+    inputs:
+      pixel_values: {file: cat.png, layout: nhwc}
+  - id: clip
+    family: vision-text
+    task: zero-shot-image-classification
+    source: zoo:tiny-clip
+    inputs:
+      input_ids: {file: ids.npy}
+      attention_mask: {dims: [2, 8]}
+      pixel_values: {file: cat.png}
+`, files)
+	_, err = Check(c, root)
+	want := []string{
+		`models.yaml:7:7: model "vit": inputs.pixel_values: cat.png has shape [1 32 32 3], "pixel_values" has shape [batch, 3, 32, 32]: dim 1 must be 3`,
+		`models.yaml:14:7: model "clip": input override "attention_mask": dim 1 ("seq") is 8, but ids.npy (the file of input "input_ids") sets "seq" to 6: make them agree`,
+	}
+	if diff := cmp.Diff(want, errorLines(c, err)); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
 }
