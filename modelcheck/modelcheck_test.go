@@ -269,7 +269,7 @@ func TestCheckFileInputs(t *testing.T) {
 `, files)
 	_, err := Check(c, root)
 	got := errorLines(c, err)
-	if len(got) != 3 || !strings.HasPrefix(got[0], `models.yaml:15:7: model "gpt2-f32": inputs.input_ids: f32.npy holds float`) ||
+	if len(got) != 3 || !strings.HasPrefix(got[0], `models.yaml:15:7: model "gpt2-f32": inputs.input_ids: f32.npy holds float (numpy float32), "input_ids" is int64: save it as int64 (numpy int64: x.astype(numpy.int64))`) ||
 		!strings.HasPrefix(got[1], `models.yaml:22:7: model "gpt2-missing": inputs.input_ids: `) || !strings.Contains(got[1], "gone.npy") ||
 		!strings.HasPrefix(got[2], `models.yaml:29:7: model "gpt2-truncated": inputs.input_ids: `) ||
 		!strings.Contains(got[2], "trunc.npy is truncated: 120 bytes of data, the header's shape [2 8] of int64 needs 128") {
@@ -343,7 +343,7 @@ func TestCheckExpectedOutputs(t *testing.T) {
 	_, err := Check(c, root)
 	got := errorLines(c, err)
 	want := []string{
-		`models.yaml:10:7: model "vit": expected.probabilities: f64.npy holds double`,
+		`models.yaml:10:7: model "vit": expected.probabilities: f64.npy holds double (numpy float64), "probabilities" is float: save it as float (numpy float32: x.astype(numpy.float32))`,
 		`models.yaml:18:7: model "vit-shapes": expected.logits: rank.npy has shape [20] (rank 1), "logits" has shape [batch, 10] (rank 2)`,
 		`models.yaml:19:7: model "vit-shapes": expected.probabilities: dim.npy has shape [2 9], "probabilities" has shape [batch, 10]: dim 1 must be 10`,
 		`models.yaml:27:7: model "vit-files": expected.logit: the model has no such output (did you mean "logits"?) (its outputs: logits, probabilities): use one of them`,

@@ -177,7 +177,7 @@ func TestInputFileMustFit(t *testing.T) {
 		shape []int64
 		want  string
 	}{
-		"dtype": {"<f8", []int64{1, 4, 1, 1}, `input "x" (inputs.x.file in models.yaml): ` + filepath.Join(dir, "dtype.npy") + ` holds double, "x" is float: save it as float (numpy: x.astype(numpy.float32))`},
+		"dtype": {"<f8", []int64{1, 4, 1, 1}, `input "x" (inputs.x.file in models.yaml): ` + filepath.Join(dir, "dtype.npy") + ` holds double (numpy float64), "x" is float: save it as float (numpy float32: x.astype(numpy.float32))`},
 		"rank":  {"<f4", []int64{1, 4}, `has shape [1 4] (rank 2), "x" has shape [batch, 4, 1, 1] (rank 4)`},
 		"dim":   {"<f4", []int64{1, 3, 1, 1}, "dim 1 must be 4"},
 	} {

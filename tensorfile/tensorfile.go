@@ -120,7 +120,9 @@ func Fit(path string, got Info, want onnx.ValueInfo) error {
 		return fmt.Errorf("%s is an image, read as float values, and %q is %v: hwtest feeds images to float inputs only; save the tensor you want as .npy instead", path, want.Name, want.Type)
 	}
 	if got.Type != want.Type && !got.AnyFloat {
-		return fmt.Errorf("%s holds %v, %q is %v: save it as %v (numpy: x.astype(numpy.%s))", path, got.Type, want.Name, want.Type, want.Type, numpyName(want.Type))
+		// ONNX's type names and numpy's differ (float is float32, double float64):
+		// the user saved the file with numpy, so both are given.
+		return fmt.Errorf("%s holds %v (numpy %s), %q is %v: save it as %v (numpy %s: x.astype(numpy.%s))", path, got.Type, numpyName(got.Type), want.Name, want.Type, want.Type, numpyName(want.Type), numpyName(want.Type))
 	}
 	if want.Unranked {
 		return nil

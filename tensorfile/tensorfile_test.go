@@ -329,7 +329,7 @@ func TestFit(t *testing.T) {
 		want string
 	}{
 		{tensorfile.Info{Type: onnx.Float32, Shape: []int64{2, 3, 224, 224}}, ""},
-		{tensorfile.Info{Type: onnx.Float64, Shape: []int64{1, 3, 224, 224}}, `x.npy holds double, "pixel_values" is float: save it as float (numpy: x.astype(numpy.float32))`},
+		{tensorfile.Info{Type: onnx.Float64, Shape: []int64{1, 3, 224, 224}}, `x.npy holds double (numpy float64), "pixel_values" is float: save it as float (numpy float32: x.astype(numpy.float32))`},
 		{tensorfile.Info{Type: onnx.Float32, Shape: []int64{3, 224, 224}}, `x.npy has shape [3 224 224] (rank 3), "pixel_values" has shape [batch, 3, 224, 224] (rank 4)`},
 		{tensorfile.Info{Type: onnx.Float32, Shape: []int64{1, 3, 256, 224}}, "dim 2 must be 224"},
 		{tensorfile.Info{Type: onnx.Float32, Shape: []int64{1, 3, 224, 224}, AnyFloat: true}, ""},
