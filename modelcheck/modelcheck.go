@@ -183,9 +183,14 @@ func checkModel(file, dir string, m catalog.Model, sum *onnx.Summary, fixture st
 		}
 		overrides[name] = shapes.Override{Dims: info.Shape, From: in.File}
 	}
+	// A dim left open is suggested as `hwtest add` would write it, one rule for both.
+	plans := onnx.PlanInputs(sum, m.Family)
 	inputs := make([]shapes.Input, len(sum.Inputs))
 	for i, in := range sum.Inputs {
 		inputs[i] = shapes.FromONNX(in.Name, in.Dims)
+		if i < len(plans) && plans[i].Name == in.Name && len(plans[i].Dims) == len(in.Dims) {
+			inputs[i].Suggest = plans[i].Dims
+		}
 	}
 	_, problems := shapes.Bind(inputs, overrides)
 	for _, p := range problems {

@@ -111,7 +111,7 @@ func TestCheckReportsEveryProblemAtItsLine(t *testing.T) {
 		`models.yaml:8:24: model "vit": outputs.primary: "logitz": the model has no such output (did you mean "logits"?) (its outputs: logits, probabilities): use one of them`,
 		`models.yaml:9:5: model "clip": input "pixel_values" (shape [image_batch 3 32 32]): axis 0 ("image_batch") is bound by no dims: add dims: [1, 3, 32, 32] to inputs.pixel_values`,
 		`models.yaml:14:7: model "clip": input override "input_ids": dims [3 8 1] have rank 3, the model's input has rank 2 (shape [batch seq]): give 2 dims`,
-		`models.yaml:15:7: model "clip": input "attention_mask" (shape [batch seq]): axis 0 ("batch"), axis 1 ("seq") are bound by no dims: add dims: [1, 8] to inputs.attention_mask, or to an input that shares its symbols: input_ids ("batch", "seq") (value: fills the shape, it does not set it)`,
+		`models.yaml:15:7: model "clip": input "attention_mask" (shape [batch seq]): axis 0 ("batch"), axis 1 ("seq") are bound by no dims: add dims: [3, 8] to inputs.attention_mask, or to an input that shares its symbols: input_ids ("batch", "seq") (value: fills the shape, it does not set it)`,
 		`models.yaml:16:7: model "clip": input override "pixel": the model has no such input (its inputs: input_ids, attention_mask, pixel_values): rename the override to one of them, or remove it`,
 		`models.yaml:25:7: model "t5": input override "attention_mask": dim 1 ("seq") is 4, but the dims of "input_ids" set "seq" to 8: make them agree`,
 		// real_only is for a fixture standing in for the real export; this is the real file.
@@ -428,6 +428,32 @@ func TestCheckFileInputReportedOnce(t *testing.T) {
 	want := []string{
 		`models.yaml:7:7: model "vit": inputs.pixel_values: cat.png has shape [1 32 32 3], "pixel_values" has shape [batch, 3, 32, 32]: dim 1 must be 3`,
 		`models.yaml:14:7: model "clip": input override "attention_mask": dim 1 ("seq") is 8, but ids.npy (the file of input "input_ids") sets "seq" to 6: make them agree`,
+	}
+	if diff := cmp.Diff(want, errorLines(c, err)); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+// The dims a "bound by no dims" message suggests are those `hwtest add` writes
+// (onnx.PlanInputs): an image's open sides 224, ranking candidates 3, not shapes'
+// plain default of 8.
+func TestCheckSuggestsWhatAddWrites(t *testing.T) {
+	c := load(t, `models:
+  - id: detr
+    family: vision
+    task: object-detection
+    source: zoo:tiny-detr
+  - id: clip
+    family: vision-text
+    task: zero-shot-image-classification
+    source: zoo:tiny-clip
+`, nil)
+	_, err := Check(c, root)
+	want := []string{
+		`models.yaml:2:5: model "detr": input "pixel_values" (shape [batch 3 height width]): axis 0 ("batch"), axis 2 ("height"), axis 3 ("width") are bound by no dims: add dims: [1, 3, 224, 224] to inputs.pixel_values`,
+		`models.yaml:6:5: model "clip": input "input_ids" (shape [batch seq]): axis 0 ("batch"), axis 1 ("seq") are bound by no dims: add dims: [3, 8] to inputs.input_ids, or to an input that shares its symbols: attention_mask ("batch", "seq")`,
+		`models.yaml:6:5: model "clip": input "attention_mask" (shape [batch seq]): axis 0 ("batch"), axis 1 ("seq") are bound by no dims: add dims: [3, 8] to inputs.attention_mask, or to an input that shares its symbols: input_ids ("batch", "seq")`,
+		`models.yaml:6:5: model "clip": input "pixel_values" (shape [image_batch 3 32 32]): axis 0 ("image_batch") is bound by no dims: add dims: [1, 3, 32, 32] to inputs.pixel_values`,
 	}
 	if diff := cmp.Diff(want, errorLines(c, err)); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)

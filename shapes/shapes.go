@@ -35,6 +35,10 @@ type Input struct {
 	Name   string
 	Dims   []int64  // per axis: the fixed size, -1 where the file leaves it open
 	Params []string // per axis: the symbol's name, "" for fixed or anonymous dims
+	// Suggest is, per axis, the size a fix suggests for a dim left open; nil for
+	// shapes' own default (SuggestedBatch, SuggestedDim). modelcheck sets the dims
+	// `hwtest add` writes (onnx.PlanInputs), so both advise the same.
+	Suggest []int64
 }
 
 // FromONNX is an input as package onnx reads it (Inspect) or builds it (zoo): a
@@ -241,8 +245,9 @@ func openMessage(in Input, open []int, inputs []Input, overrides map[string]Over
 }
 
 // suggest is a full shape for in: fixed dims as fixed, symbols as bound, and open
-// dims as the runtime used to guess them (SuggestedBatch on axis 0, else
-// SuggestedDim), one size per symbol across inputs (suggested remembers them).
+// dims as in.Suggest says, else as the runtime used to guess them (SuggestedBatch
+// on axis 0, else SuggestedDim), one size per symbol across inputs (suggested
+// remembers them).
 func suggest(in Input, symbols, suggested map[string]int64) []int64 {
 	dims := make([]int64, len(in.Dims))
 	for axis, d := range in.Dims {
@@ -256,6 +261,8 @@ func suggest(in Input, symbols, suggested map[string]int64) []int64 {
 			dims[axis] = bound
 		case p != "" && guessed:
 			dims[axis] = guess
+		case axis < len(in.Suggest) && in.Suggest[axis] > 0:
+			dims[axis] = in.Suggest[axis]
 		case axis == 0:
 			dims[axis] = SuggestedBatch
 		default:
