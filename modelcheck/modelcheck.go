@@ -264,9 +264,16 @@ func axisProblem(axis int, v onnx.ValueInfo) string {
 	if axis >= -rank && axis < rank {
 		return ""
 	}
-	fix := fmt.Sprintf("give an axis from 1 to %d, or from -1 to -%d counting from the end", rank-1, rank)
-	if rank <= 1 {
+	// The fix names the axes past the batch axis, which a distribution or a
+	// ranking never runs along.
+	var fix string
+	switch {
+	case rank <= 1:
 		fix = "leave axis out: the output's only axis is the one it runs along"
+	case rank == 2:
+		fix = "give axis 1 (or -1), or leave axis out: the last axis is the default"
+	default:
+		fix = fmt.Sprintf("give an axis from 1 to %d, or from -1 to -%d counting from the end", rank-1, rank-1)
 	}
 	return fmt.Sprintf("axis %d: output %q has shape %s (rank %d): %s", axis, v.Name, shapes.FromONNX(v.Name, v.Dims).ShapeText(), rank, fix)
 }

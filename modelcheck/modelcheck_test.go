@@ -373,11 +373,18 @@ func TestCheckOutputAxis(t *testing.T) {
 `, id, role, axis)
 	}
 	c := load(t, "models:\n"+entry("two", "distribution", 2)+entry("minus-three", "ranking", -3)+
-		entry("five", "distribution", 5)+entry("minus-four", "ranking", -4), nil)
+		entry("five", "distribution", 5)+entry("minus-four", "ranking", -4)+`  - id: vit
+    family: vision
+    task: image-classification
+    source: zoo:tiny-vit
+    inputs: {pixel_values: {dims: [1, 3, 32, 32]}}
+    outputs: {distribution: {output: probabilities, axis: 2}}
+`, nil)
 	_, err := Check(c, root)
 	want := []string{
-		`models.yaml:19:51: model "five": outputs.distribution: axis 5: output "probabilities" has shape [batch 8 11] (rank 3): give an axis from 1 to 2, or from -1 to -3 counting from the end`,
-		`models.yaml:25:46: model "minus-four": outputs.ranking: axis -4: output "probabilities" has shape [batch 8 11] (rank 3): give an axis from 1 to 2, or from -1 to -3 counting from the end`,
+		`models.yaml:19:51: model "five": outputs.distribution: axis 5: output "probabilities" has shape [batch 8 11] (rank 3): give an axis from 1 to 2, or from -1 to -2 counting from the end`,
+		`models.yaml:25:46: model "minus-four": outputs.ranking: axis -4: output "probabilities" has shape [batch 8 11] (rank 3): give an axis from 1 to 2, or from -1 to -2 counting from the end`,
+		`models.yaml:31:29: model "vit": outputs.distribution: axis 2: output "probabilities" has shape [batch 10] (rank 2): give axis 1 (or -1), or leave axis out: the last axis is the default`,
 	}
 	if diff := cmp.Diff(want, errorLines(c, err)); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
