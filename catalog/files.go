@@ -129,7 +129,7 @@ func (d *decoder) expected(ctx string, n *yaml.Node) map[string]Expected {
 		}
 		fs := d.checkFields(octx, d.pairs(octx, mn), expectedFields)
 		d.required(octx, mn, fs, "file")
-		var e Expected
+		e := Expected{Line: p.key.Line, Column: p.key.Column}
 		valid := len(fs) > 0
 		if v, ok := fs["file"]; ok {
 			file, ok := d.nonEmpty(octx+": file", v.value)
@@ -190,9 +190,19 @@ func (in Input) FileInfo(dir string) (tensorfile.Info, error) {
 	if in.File == "" {
 		return tensorfile.Info{}, nil
 	}
-	path := in.File
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(dir, filepath.FromSlash(path))
+	return tensorfile.Describe(catalogPath(dir, in.File), tensorfile.Image{Resize: in.Resize, Layout: in.Layout, Channels: in.Channels, Scale: in.Scale, Mean: in.Mean, Std: in.Std})
+}
+
+// FileInfo is the element type and shape an expected output's file holds, read
+// from its header, as Input.FileInfo.
+func (e Expected) FileInfo(dir string) (tensorfile.Info, error) {
+	return tensorfile.Describe(catalogPath(dir, e.File), tensorfile.Image{})
+}
+
+// catalogPath is where a file the catalog in dir names lies: relative to dir.
+func catalogPath(dir, name string) string {
+	if filepath.IsAbs(name) {
+		return name
 	}
-	return tensorfile.Describe(path, tensorfile.Image{Resize: in.Resize, Layout: in.Layout, Channels: in.Channels, Scale: in.Scale, Mean: in.Mean, Std: in.Std})
+	return filepath.Join(dir, filepath.FromSlash(name))
 }

@@ -84,6 +84,8 @@ type Input struct {
 type Expected struct {
 	File      string     `yaml:"file"` // .npy or .pb, relative to the catalog's folder
 	Tolerance *Tolerance `yaml:"tolerance,omitempty"`
+
+	Line, Column int `yaml:"-"` // where the output's name is written in models.yaml
 }
 
 // OutputSpec names the outputs a family check reads when the model has several.

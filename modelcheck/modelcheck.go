@@ -10,6 +10,7 @@ package modelcheck
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -153,7 +154,7 @@ func checkModel(file, dir string, m catalog.Model, sum *onnx.Summary, fixture st
 	}
 
 	overrides := map[string]shapes.Override{}
-	unreadable := map[string]bool{} // file inputs whose file is the problem already reported
+	reported := map[string]bool{} // file inputs whose file is the problem already reported
 	for name, in := range m.Inputs {
 		// The catalog's overrides describe the real export; its tiny fixture may
 		// lack inputs marked real_only (BERT's token_type_ids), as the runtime knows.
@@ -170,23 +171,30 @@ func checkModel(file, dir string, m catalog.Model, sum *onnx.Summary, fixture st
 		info, err := in.FileInfo(dir)
 		if err != nil {
 			at(catalog.Position{Line: in.Line, Column: in.Column}, "inputs.%s: %v", name, err)
-			unreadable[name] = true
+			reported[name] = true
 			continue
 		}
 		if vi, ok := valueInfo(sum.Inputs, name); ok {
 			if err := tensorfile.Fit(in.File, info, vi); err != nil {
+				// Fit says what is wrong with the file; shapes would say it again.
 				at(catalog.Position{Line: in.Line, Column: in.Column}, "inputs.%s: %v", name, err)
+				reported[name] = true
 			}
 		}
-		overrides[name] = shapes.Override{Dims: info.Shape}
+		overrides[name] = shapes.Override{Dims: info.Shape, From: in.File}
 	}
+	// A dim left open is suggested as `hwtest add` would write it, one rule for both.
+	plans := onnx.PlanInputs(sum, m.Family)
 	inputs := make([]shapes.Input, len(sum.Inputs))
 	for i, in := range sum.Inputs {
 		inputs[i] = shapes.FromONNX(in.Name, in.Dims)
+		if i < len(plans) && plans[i].Name == in.Name && len(plans[i].Dims) == len(in.Dims) {
+			inputs[i].Suggest = plans[i].Dims
+		}
 	}
 	_, problems := shapes.Bind(inputs, overrides)
 	for _, p := range problems {
-		if unreadable[p.Input] {
+		if reported[p.Input] {
 			continue
 		}
 		pos := catalog.Position{}
@@ -211,7 +219,63 @@ func checkModel(file, dir string, m catalog.Model, sum *onnx.Summary, fixture st
 				f.field, f.name, kind, catalog.DidYouMean(f.name, names), kind, strings.Join(names, ", "))
 		}
 	}
+	for _, r := range []struct {
+		field, name string
+		axis        int
+	}{{"distribution", m.Outputs.Distribution, m.Outputs.DistributionAxis}, {"ranking", m.Outputs.Ranking, m.Outputs.RankingAxis}} {
+		vi, ok := valueInfo(sum.Outputs, r.name)
+		if r.axis == 0 || !ok || vi.Unranked { // 0: the last axis; an unknown name is reported above
+			continue
+		}
+		if msg := axisProblem(r.axis, vi); msg != "" {
+			at(m.Outputs.At[r.field], "outputs.%s: %s", r.field, msg)
+		}
+	}
+
+	// Expected outputs hold the real model's answers: a fixture's outputs are not
+	// compared with them (the runtime skips them too), so neither are they checked.
+	if fixture != "" {
+		return errs
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.Expected)) {
+		e := m.Expected[name]
+		pos := catalog.Position{Line: e.Line, Column: e.Column}
+		vi, ok := valueInfo(sum.Outputs, name)
+		if !ok {
+			at(pos, "expected.%s: the model has no such output%s (its outputs: %s): use one of them",
+				name, catalog.DidYouMean(name, outputs), strings.Join(outputs, ", "))
+			continue
+		}
+		info, err := e.FileInfo(dir)
+		if err == nil {
+			err = tensorfile.Fit(e.File, info, vi)
+		}
+		if err != nil {
+			at(pos, "expected.%s: %v", name, err)
+		}
+	}
 	return errs
+}
+
+// axisProblem says why axis is not one of output v's axes; "" when it is.
+// Negative axes count from the end, as the runtime reads them.
+func axisProblem(axis int, v onnx.ValueInfo) string {
+	rank := len(v.Dims)
+	if axis >= -rank && axis < rank {
+		return ""
+	}
+	// The fix names the axes past the batch axis, which a distribution or a
+	// ranking never runs along.
+	var fix string
+	switch {
+	case rank <= 1:
+		fix = "leave axis out: the output's only axis is the one it runs along"
+	case rank == 2:
+		fix = "give axis 1 (or -1), or leave axis out: the last axis is the default"
+	default:
+		fix = fmt.Sprintf("give an axis from 1 to %d, or from -1 to -%d counting from the end", rank-1, rank-1)
+	}
+	return fmt.Sprintf("axis %d: output %q has shape %s (rank %d): %s", axis, v.Name, shapes.FromONNX(v.Name, v.Dims).ShapeText(), rank, fix)
 }
 
 func valueInfo(vs []onnx.ValueInfo, name string) (onnx.ValueInfo, bool) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hwtest/hwtest/onnx"
 	"github.com/hwtest/hwtest/tensorfile/tensorfiletest"
+	ort "github.com/yalue/onnxruntime_go"
 )
 
 // The models here are built with known weights, so the tests compute what they
@@ -176,7 +177,7 @@ func TestInputFileMustFit(t *testing.T) {
 		shape []int64
 		want  string
 	}{
-		"dtype": {"<f8", []int64{1, 4, 1, 1}, `input "x" (inputs.x.file in models.yaml): ` + filepath.Join(dir, "dtype.npy") + ` holds double, "x" is float: save it as float (numpy: x.astype(numpy.float32))`},
+		"dtype": {"<f8", []int64{1, 4, 1, 1}, `input "x" (inputs.x.file in models.yaml): ` + filepath.Join(dir, "dtype.npy") + ` holds double (numpy float64), "x" is float: save it as float (numpy float32: x.astype(numpy.float32))`},
 		"rank":  {"<f4", []int64{1, 4}, `has shape [1 4] (rank 2), "x" has shape [batch, 4, 1, 1] (rank 4)`},
 		"dim":   {"<f4", []int64{1, 3, 1, 1}, "dim 1 must be 4"},
 	} {
@@ -194,6 +195,21 @@ func TestInputFileMustFit(t *testing.T) {
 }
 
 func tensorfileElements(shape []int64) int64 { return elements(shape) }
+
+// A file's shape that conflicts with another input's dims is named by the file:
+// the catalog has no dims for that input.
+func TestInputFileConflictNamesTheFile(t *testing.T) {
+	ids := info("input_ids", ort.TensorElementDataTypeInt64, -1, -1)
+	ids.Params = []string{"batch", "seq"}
+	mask := info("attention_mask", ort.TensorElementDataTypeInt64, -1, -1)
+	mask.Params = []string{"batch", "seq"}
+	files := map[string]Tensor{"input_ids": {Name: "input_ids", Type: ort.TensorElementDataTypeInt64, Shape: []int64{2, 6}, Data: make([]float64, 12)}}
+	_, err := buildInputs("m", []InputSpec{ids, mask}, map[string]Input{"input_ids": {File: "ids.npy"}, "attention_mask": {Dims: []int64{2, 8}}}, files, nil)
+	want := `input override "attention_mask": dim 1 ("seq") is 8, but ids.npy (the file of input "input_ids") sets "seq" to 6: make them agree`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v\nwant it to contain %s", err, want)
+	}
+}
 
 // The softmax of a [batch, 10, 1, 1] head runs along axis 1: with the axis the
 // check holds, without it (the last axis, of size 1) it fails on the CPU's own

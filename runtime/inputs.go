@@ -119,7 +119,7 @@ func SynthesizeInputs(modelID string, specs []InputSpec, overrides map[string]In
 func buildInputs(modelID string, specs []InputSpec, overrides map[string]Input, files map[string]Tensor, errs []string) ([]Tensor, error) {
 	ovs := ShapeOverrides(overrides)
 	for name, f := range files {
-		ovs[name] = shapes.Override{Dims: f.Shape}
+		ovs[name] = shapes.Override{Dims: f.Shape, From: overrides[name].File}
 	}
 	shapesOf, problems := shapes.Bind(ShapeInputs(specs), ovs)
 	for _, p := range problems {

@@ -35,6 +35,10 @@ type Input struct {
 	Name   string
 	Dims   []int64  // per axis: the fixed size, -1 where the file leaves it open
 	Params []string // per axis: the symbol's name, "" for fixed or anonymous dims
+	// Suggest is, per axis, the size a fix suggests for a dim left open; nil for
+	// shapes' own default (SuggestedBatch, SuggestedDim). modelcheck sets the dims
+	// `hwtest add` writes (onnx.PlanInputs), so both advise the same.
+	Suggest []int64
 }
 
 // FromONNX is an input as package onnx reads it (Inspect) or builds it (zoo): a
@@ -54,6 +58,9 @@ func FromONNX(name string, dims []onnx.Dim) Input {
 type Override struct {
 	Dims   []int64 // the whole shape; nil: the input follows symbols other inputs bind
 	Values int     // how many fixed values (value:) it gives; 0 for none
+	// From names the file Dims are the shape of (an input's file:), for messages:
+	// the user wrote a file, not dims. "" for dims written in the catalog.
+	From string
 }
 
 // Problem is an input shape the catalog leaves open or sets against the model.
@@ -80,7 +87,7 @@ const (
 func Bind(inputs []Input, overrides map[string]Override) ([][]int64, []Problem) {
 	var problems []Problem
 	symbols := map[string]int64{}  // bound by an override's dims
-	boundBy := map[string]string{} // symbol -> the input whose dims bound it
+	boundBy := map[string]string{} // symbol -> what bound it, as a message's subject and verb
 	shapes := make([][]int64, len(inputs))
 	// Overrides with dims first: they bind the symbols the others follow.
 	for i, in := range inputs {
@@ -88,7 +95,7 @@ func Bind(inputs []Input, overrides map[string]Override) ([][]int64, []Problem) 
 		if !ok || ov.Dims == nil {
 			continue
 		}
-		if p := bindDims(in, ov.Dims, symbols, boundBy); p != "" {
+		if p := bindDims(in, ov, symbols, boundBy); p != "" {
 			problems = append(problems, Problem{Input: in.Name, Override: true, Msg: p})
 			continue
 		}
@@ -137,13 +144,21 @@ func Bind(inputs []Input, overrides map[string]Override) ([][]int64, []Problem) 
 }
 
 // bindDims checks an override's dims against the model's and binds their symbols;
-// it returns the problem, "" when there is none.
-func bindDims(in Input, dims []int64, symbols map[string]int64, boundBy map[string]string) string {
+// it returns the problem, "" when there is none. boundBy says what bound each
+// symbol, as messages name it.
+func bindDims(in Input, ov Override, symbols map[string]int64, boundBy map[string]string) string {
+	dims := ov.Dims
 	if len(dims) != len(in.Dims) {
+		if ov.From != "" {
+			return fmt.Sprintf("input %q: %s has shape %v (rank %d), the model's input has rank %d (shape %s): give a file of rank %d", in.Name, ov.From, dims, len(dims), len(in.Dims), in.ShapeText(), len(in.Dims))
+		}
 		return fmt.Sprintf("input override %q: dims %v have rank %d, the model's input has rank %d (shape %s): give %d dims", in.Name, dims, len(dims), len(in.Dims), in.ShapeText(), len(in.Dims))
 	}
 	for axis, d := range dims {
 		if in.Dims[axis] >= 0 && in.Dims[axis] != d {
+			if ov.From != "" {
+				return fmt.Sprintf("input %q: %s has shape %v, the model fixes dim %d at %d (shape %s): give a file of that shape", in.Name, ov.From, dims, axis, in.Dims[axis], in.ShapeText())
+			}
 			return fmt.Sprintf("input override %q: dim %d is %d, the model fixes it at %d (shape %s): set it to %d", in.Name, axis, d, in.Dims[axis], in.ShapeText(), in.Dims[axis])
 		}
 	}
@@ -153,9 +168,17 @@ func bindDims(in Input, dims []int64, symbols map[string]int64, boundBy map[stri
 			continue
 		}
 		if bound, ok := symbols[p]; ok && bound != d {
-			return fmt.Sprintf("input override %q: dim %d (%q) is %d, but the dims of %q set %q to %d: make them agree", in.Name, axis, p, d, boundBy[p], p, bound)
+			if ov.From != "" {
+				return fmt.Sprintf("input %q: %s has shape %v, so dim %d (%q) is %d, but %s %q to %d: make them agree", in.Name, ov.From, dims, axis, p, d, boundBy[p], p, bound)
+			}
+			return fmt.Sprintf("input override %q: dim %d (%q) is %d, but %s %q to %d: make them agree", in.Name, axis, p, d, boundBy[p], p, bound)
 		}
-		symbols[p], boundBy[p] = d, in.Name
+		symbols[p] = d
+		if ov.From != "" {
+			boundBy[p] = fmt.Sprintf("%s (the file of input %q) sets", ov.From, in.Name)
+		} else {
+			boundBy[p] = fmt.Sprintf("the dims of %q set", in.Name)
+		}
 	}
 	return ""
 }
@@ -222,8 +245,9 @@ func openMessage(in Input, open []int, inputs []Input, overrides map[string]Over
 }
 
 // suggest is a full shape for in: fixed dims as fixed, symbols as bound, and open
-// dims as the runtime used to guess them (SuggestedBatch on axis 0, else
-// SuggestedDim), one size per symbol across inputs (suggested remembers them).
+// dims as in.Suggest says, else as the runtime used to guess them (SuggestedBatch
+// on axis 0, else SuggestedDim), one size per symbol across inputs (suggested
+// remembers them).
 func suggest(in Input, symbols, suggested map[string]int64) []int64 {
 	dims := make([]int64, len(in.Dims))
 	for axis, d := range in.Dims {
@@ -237,6 +261,8 @@ func suggest(in Input, symbols, suggested map[string]int64) []int64 {
 			dims[axis] = bound
 		case p != "" && guessed:
 			dims[axis] = guess
+		case axis < len(in.Suggest) && in.Suggest[axis] > 0:
+			dims[axis] = in.Suggest[axis]
 		case axis == 0:
 			dims[axis] = SuggestedBatch
 		default:

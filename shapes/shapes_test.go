@@ -74,3 +74,40 @@ func TestSuggest(t *testing.T) {
 		t.Errorf("anonymous: %s", got)
 	}
 }
+
+// Dims taken from a file are named by the file in messages: the user wrote a file,
+// not dims.
+func TestBindNamesTheFile(t *testing.T) {
+	ins := zooInputs(t, "tiny-clip") // input_ids, attention_mask [batch seq], pixel_values [image_batch 3 32 32]
+	pixels := Override{Dims: []int64{1, 3, 32, 32}}
+	_, problems := Bind(ins, map[string]Override{
+		"input_ids":      {Dims: []int64{2, 6}, From: "ids.npy"},
+		"attention_mask": {Dims: []int64{2, 8}},
+		"pixel_values":   pixels,
+	})
+	want := []Problem{{Input: "attention_mask", Override: true,
+		Msg: `input override "attention_mask": dim 1 ("seq") is 8, but ids.npy (the file of input "input_ids") sets "seq" to 6: make them agree`}}
+	if diff := cmp.Diff(want, problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	_, problems = Bind(ins, map[string]Override{
+		"input_ids":      {Dims: []int64{2, 8}},
+		"attention_mask": {Dims: []int64{2, 6}, From: "mask.npy"},
+		"pixel_values":   {Dims: []int64{1, 32, 32, 3}, From: "cat.png"},
+	})
+	want = []Problem{
+		{Input: "attention_mask", Override: true,
+			Msg: `input "attention_mask": mask.npy has shape [2 6], so dim 1 ("seq") is 6, but the dims of "input_ids" set "seq" to 8: make them agree`},
+		{Input: "pixel_values", Override: true,
+			Msg: `input "pixel_values": cat.png has shape [1 32 32 3], the model fixes dim 1 at 3 (shape [image_batch 3 32 32]): give a file of that shape`},
+	}
+	if diff := cmp.Diff(want, problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	_, problems = Bind(ins, map[string]Override{"input_ids": {Dims: []int64{2, 8, 1}, From: "ids.npy"}, "attention_mask": {Dims: []int64{2, 8}}, "pixel_values": pixels})
+	want = []Problem{{Input: "input_ids", Override: true,
+		Msg: `input "input_ids": ids.npy has shape [2 8 1] (rank 3), the model's input has rank 2 (shape [batch seq]): give a file of rank 2`}}
+	if diff := cmp.Diff(want, problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}

@@ -141,28 +141,54 @@ func npyTypeList() string {
 	return strings.Join(names, ", ")
 }
 
+// npyData reads a .npy file's header, checks that the file holds exactly the data
+// the header's shape needs, and leaves f at the first element; n is the element count.
+// The size is checked before anything is allocated: a wrong shape must not ask
+// for gigabytes.
+func npyData(path string) (h npyInfo, f *os.File, n int64, err error) {
+	h, f, err = npyHeader(path)
+	if err != nil {
+		return h, nil, 0, err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		var here int64
+		here, err = f.Seek(0, io.SeekCurrent)
+		if err == nil {
+			n, err = checkDataSize(path, h, st.Size()-here)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return h, nil, 0, err
+	}
+	return h, f, n, nil
+}
+
+// checkDataSize compares the bytes after a header with what its shape needs.
+func checkDataSize(path string, h npyInfo, have int64) (int64, error) {
+	n, ok := checkedElements(h.shape)
+	size := int64(h.typ.Size())
+	switch {
+	case !ok || n > have/size || n*size > have:
+		needs := "more bytes than a file holds"
+		if ok {
+			needs = fmt.Sprint(n * size)
+		}
+		return 0, fmt.Errorf("%s is truncated: %d bytes of data, the header's shape %v of %v needs %s: copy the file again, or write it again with numpy.save", path, have, h.shape, h.typ, needs)
+	case n*size < have:
+		return 0, fmt.Errorf("%s has %d bytes of data, the header's shape %v of %v needs %d: not one array as numpy.save writes it (numpy.savez and appended arrays are not read): save one array per file", path, have, h.shape, h.typ, n*size)
+	}
+	return n, nil
+}
+
 func readNPY(path string) (Tensor, error) {
-	h, f, err := npyHeader(path)
+	h, f, n, err := npyData(path)
 	if err != nil {
 		return Tensor{}, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return Tensor{}, err
-	}
-	here, err := f.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return Tensor{}, err
-	}
-	// The header's shape is checked against the file's size before anything is
-	// allocated: a wrong shape must not ask for gigabytes.
-	n, ok := checkedElements(h.shape)
-	size := int64(h.typ.Size())
-	if !ok || n > (st.Size()-here)/size || n*size != st.Size()-here {
-		return Tensor{}, fmt.Errorf("%s: the header says shape %v of %v (%s), the file holds %d bytes of data: the file is truncated or not written by numpy.save", path, h.shape, h.typ, sizeText(n, size, ok), st.Size()-here)
-	}
-	raw := make([]byte, n*size)
+	raw := make([]byte, n*int64(h.typ.Size()))
 	if _, err := io.ReadFull(f, raw); err != nil {
 		return Tensor{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -172,13 +198,6 @@ func readNPY(path string) (Tensor, error) {
 		return Tensor{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return Tensor{Type: h.typ, Shape: h.shape, Data: data}, nil
-}
-
-func sizeText(n, size int64, ok bool) string {
-	if !ok {
-		return "more elements than fit a number"
-	}
-	return fmt.Sprintf("%d bytes", n*size)
 }
 
 // checkedElements is the product of non-negative dims; false when it overflows.

@@ -71,13 +71,18 @@ func Read(path string, img Image) (Tensor, error) {
 	return Tensor{}, unknownKind(path)
 }
 
-// Describe reads only what a file holds, not its values: a .npy file's header, an
+// Describe reads what a file holds, not its values: a .npy file's header, checked
+// against the file's size (so a truncated file fails here, not at run time), an
 // image's size; a .pb file is decoded whole (TensorProto has no separate header).
 func Describe(path string, img Image) (Info, error) {
 	switch Kind(path) {
 	case KindNPY:
-		h, _, err := npyHeader(path)
-		return Info{Type: h.typ, Shape: h.shape}, err
+		h, f, _, err := npyData(path)
+		if err != nil {
+			return Info{}, err
+		}
+		f.Close()
+		return Info{Type: h.typ, Shape: h.shape}, nil
 	case KindPB:
 		t, err := readPB(path)
 		return Info{Type: t.Type, Shape: t.Shape}, err
@@ -115,7 +120,9 @@ func Fit(path string, got Info, want onnx.ValueInfo) error {
 		return fmt.Errorf("%s is an image, read as float values, and %q is %v: hwtest feeds images to float inputs only; save the tensor you want as .npy instead", path, want.Name, want.Type)
 	}
 	if got.Type != want.Type && !got.AnyFloat {
-		return fmt.Errorf("%s holds %v, %q is %v: save it as %v (numpy: x.astype(numpy.%s))", path, got.Type, want.Name, want.Type, want.Type, numpyName(want.Type))
+		// ONNX's type names and numpy's differ (float is float32, double float64):
+		// the user saved the file with numpy, so both are given.
+		return fmt.Errorf("%s holds %v (numpy %s), %q is %v: save it as %v (numpy %s: x.astype(numpy.%s))", path, got.Type, numpyName(got.Type), want.Name, want.Type, want.Type, numpyName(want.Type), numpyName(want.Type))
 	}
 	if want.Unranked {
 		return nil

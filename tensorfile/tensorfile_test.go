@@ -99,8 +99,9 @@ func TestReadNPYRefuses(t *testing.T) {
 		"fortran":    {write("f.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", eight), "Fortran order: save it in C order"},
 		"big-endian": {write("b.npy", "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", eight), "big-endian: save it little-endian (numpy: x.astype('<f4'))"},
 		"complex":    {write("c.npy", "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", eight), `dtype "<c8" is not read`},
-		"truncated":  {write("t.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", eight), "the header says shape [3] of float (12 bytes), the file holds 8 bytes"},
-		"huge":       {write("h.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000000000), }", eight), "the file is truncated"},
+		"truncated":  {write("t.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", eight), "is truncated: 8 bytes of data, the header's shape [3] of float needs 12"},
+		"too long":   {write("l.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", eight), "has 8 bytes of data, the header's shape [1] of float needs 4"},
+		"huge":       {write("h.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000000000), }", eight), "is truncated: 8 bytes of data, the header's shape [1000000000 1000000000] of float needs 4000000000000000000"},
 		"not npy":    {filepath.Join(dir, "x.npy"), "not a NumPy .npy file"},
 	} {
 		if name == "not npy" {
@@ -110,9 +111,49 @@ func TestReadNPYRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.path) {
 			t.Errorf("%s: %v, want an error naming the file and saying %q", name, err, c.want)
 		}
+		// generate checks files with Describe: it refuses what Read refuses.
+		_, err = tensorfile.Describe(c.path, tensorfile.Image{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.path) {
+			t.Errorf("%s: Describe: %v, want an error naming the file and saying %q", name, err, c.want)
+		}
 	}
 	if _, err := tensorfile.Read(filepath.Join(dir, "x.csv"), tensorfile.Image{}); err == nil || !strings.Contains(err.Error(), ".npy, .pb, .png, .jpg, .jpeg") {
 		t.Errorf("csv: %v", err)
+	}
+}
+
+// Describe closes the file it reads: generate describes every file input of a
+// catalog, and a descriptor left open per file would run out on a large one.
+func TestDescribeClosesTheFile(t *testing.T) {
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd to count open files")
+		}
+		return len(ents)
+	}
+	path := tensorfiletest.NPY(t, filepath.Join(t.TempDir(), "x.npy"), "<f4", []int64{2}, []float64{1, 2})
+	before := fds()
+	for i := 0; i < 20; i++ {
+		if _, err := tensorfile.Describe(path, tensorfile.Image{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := fds(); after > before {
+		t.Errorf("%d files open after 20 Describes, %d before", after, before)
+	}
+}
+
+// A .pb file is decoded whole, so a truncated one is refused by Describe too.
+func TestDescribeTruncatedPB(t *testing.T) {
+	raw := binary.LittleEndian.AppendUint64(nil, 7)
+	raw = binary.LittleEndian.AppendUint64(raw, 8)
+	pt := onnx.Tensor{Name: "x", Type: onnx.Int64, Dims: []int64{1, 2}, Raw: raw}
+	b := pt.Marshal()
+	path := filepath.Join(t.TempDir(), "input_0.pb")
+	os.WriteFile(path, b[:len(b)-4], 0o644)
+	if _, err := tensorfile.Describe(path, tensorfile.Image{}); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("truncated .pb: %v, want an error naming the file", err)
 	}
 }
 
@@ -288,7 +329,7 @@ func TestFit(t *testing.T) {
 		want string
 	}{
 		{tensorfile.Info{Type: onnx.Float32, Shape: []int64{2, 3, 224, 224}}, ""},
-		{tensorfile.Info{Type: onnx.Float64, Shape: []int64{1, 3, 224, 224}}, `x.npy holds double, "pixel_values" is float: save it as float (numpy: x.astype(numpy.float32))`},
+		{tensorfile.Info{Type: onnx.Float64, Shape: []int64{1, 3, 224, 224}}, `x.npy holds double (numpy float64), "pixel_values" is float: save it as float (numpy float32: x.astype(numpy.float32))`},
 		{tensorfile.Info{Type: onnx.Float32, Shape: []int64{3, 224, 224}}, `x.npy has shape [3 224 224] (rank 3), "pixel_values" has shape [batch, 3, 224, 224] (rank 4)`},
 		{tensorfile.Info{Type: onnx.Float32, Shape: []int64{1, 3, 256, 224}}, "dim 2 must be 224"},
 		{tensorfile.Info{Type: onnx.Float32, Shape: []int64{1, 3, 224, 224}, AnyFloat: true}, ""},
