@@ -31,6 +31,11 @@ const (
 // measured) but it is never a pass of the target: its EP did none of the work.
 func (s Status) Agreed() bool { return s == StatusPass || s == StatusPartial || s == StatusCPUOnly }
 
+// Failed: the target is here and the cell did not give the reference's answer
+// (error, mismatch): what `hwtest run` exits non-zero for. An expected-fail was
+// declared; an unavailable target was not tried.
+func (s Status) Failed() bool { return s == StatusError || s == StatusMismatch }
+
 // OnCPU: the cell agreed but some or all of its nodes ran on the CPU, not on the
 // target's EP (partial or cpu-only).
 func (s Status) OnCPU() bool { return s == StatusPartial || s == StatusCPUOnly }
