@@ -89,8 +89,13 @@ SUITE_FILTER := hw:cpu || (tag:smoke && (hw:wasm || hw:webgpu || hw:webgpu-nativ
 suites: setup ## run the generated model suites: every model on CPU, one per family on the browser targets (the conformance suites run in the unit tests and in make conformance)
 	HWTEST_MEASURE_TIME=$(TEST_MEASURE_TIME) $(GINKGO) --no-color --keep-going --label-filter='$(SUITE_FILTER)' ./$(GENERATED_SUITE)
 
+# make run is how one sees the matrix: its error and mismatch cells are findings the
+# matrix reports (here onnxruntime-web's WebGPU targets get some models wrong), not a
+# broken build, so it exits 0 for them and goes on to the conformance cases. CI that
+# gates on failed cells runs `hwtest run` itself: exit 5 when a cell is error or
+# mismatch. A run that could not run at all (exit 1) or was interrupted still stops make.
 run: setup ## run every model on every target here; write reports/<run id>/matrix.{md,json}; then ONNX's own test cases on every target (make conformance)
-	@HWTEST_MEASURE_TIME=$(MEASURE_TIME) $(HWTEST) run
+	@HWTEST_MEASURE_TIME=$(MEASURE_TIME) $(HWTEST) run --allow-failures
 	@$(HWTEST) conformance --no-generate
 
 conformance: setup ## run ONNX's node test cases on every target here; store the operator × target scoreboard (hwtest report --ops)

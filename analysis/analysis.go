@@ -7,8 +7,9 @@
 // from them, or an aggregate of measurements that names the cells behind it.
 //
 // Latency, speedup and memory use the cells that ran and agreed with the CPU
-// reference (pass, or partial: some nodes ran on the CPU), as the hardware_results
-// view's success column does; a mismatch's numbers measured a wrong answer.
+// reference (pass; partial: some nodes ran on the CPU; cpu-only: all of them did),
+// as the hardware_results view's success column does; a mismatch's numbers
+// measured a wrong answer.
 package analysis
 
 import (
@@ -98,7 +99,7 @@ type StatusCount struct {
 	Cells  int                   `json:"cells"`
 	Counts map[result.Status]int `json:"counts"`
 	// Usable is the cells that ran and agreed with the CPU reference (pass,
-	// partial).
+	// partial, cpu-only).
 	Usable int `json:"usable"`
 }
 

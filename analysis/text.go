@@ -33,7 +33,7 @@ func (r Report) Text() []byte {
 	if r.Runs.Count > 0 {
 		p(" (%s to %s)", stamp(r.Runs.First), stamp(r.Runs.Last))
 	}
-	p(".\nLatency, speedup and memory count the cells that ran and agreed with the CPU reference (pass, partial).\n")
+	p(".\nLatency, speedup and memory count the cells that ran and agreed with the CPU reference (pass, partial, cpu-only).\n")
 
 	c := r.Compatibility
 	p("\n## Compatibility: %s\n\n", matrix.Matrix{Summary: c.Summary}.SummaryLine())

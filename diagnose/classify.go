@@ -362,6 +362,9 @@ var causeRules = map[result.Cause][]rule{
 	result.CausePartial: {{kind: UnsupportedOperator, severity: Info,
 		summary: text("the target ran, but some nodes fell back to the CPU (partial)"),
 		rec:     recText("`hwtest check MODEL` lists the operators the EP lacks; re-export with supported operators, or accept the CPU share the reason gives")}},
+	result.CauseCPUOnly: {{kind: UnsupportedOperator, severity: Warning,
+		summary: text("the target's EP took none of the nodes: the model ran on the CPU (cpu-only), so the figures are the CPU's, not the target's"),
+		rec:     recText("`hwtest check MODEL` lists the operators the EP lacks; an EP that supports every operator may still refuse the graph (dynamic shapes, data types): fix the input dims in models.yaml, or re-export; until then this target adds nothing over the CPU")}},
 	result.CauseTimeout: {anyText(timedOut)},
 	result.CauseCrash: {
 		{kind: OutOfMemory, severity: Critical, re: re(`fatal error: out of memory|runtime: out of memory|std::bad_alloc|signal: killed|crashed \(killed\)`),

@@ -79,6 +79,10 @@ func TestMatches(t *testing.T) {
 		{OutcomeRuns, result.StatusPass, true},
 		{OutcomeRuns, result.StatusPartial, true},
 		{OutcomeRuns, result.StatusMismatch, false},
+		// cpu-only agreed, but the EP took no node: "should run" on the target did not.
+		{OutcomeRuns, result.StatusCPUOnly, false},
+		{OutcomePartial, result.StatusCPUOnly, false},
+		{OutcomePass, result.StatusCPUOnly, false},
 		{OutcomeFails, result.StatusMismatch, true},
 		{OutcomeFails, result.StatusError, true},
 		{OutcomeFails, result.StatusExpectedFail, true},

@@ -252,7 +252,7 @@ func compareCell(oc, nc matrix.Cell, opts Options) Cell {
 			NewlyUnavailable: unavailable,
 			// A target that was unavailable and now runs is new coverage, whatever
 			// its status ranks against "unavailable"; becoming unavailable is lost.
-			Regressed: unavailable || (oc.Status != result.StatusUnavailable && rank(nc.Status) < rank(oc.Status)),
+			Regressed: unavailable || (oc.Status != result.StatusUnavailable && rank(nc.Status) < rank(oc.Status) && !renamedCPUOnly(oc, nc)),
 		}
 	}
 	c.Placement = comparePlacement(oc, nc)
@@ -280,6 +280,19 @@ func compareCell(oc, nc matrix.Cell, opts Options) Cell {
 		}
 	}
 	return c
+}
+
+// renamedCPUOnly: an older hwtest called a cell whose EP took no node partial; the
+// same placement now reads cpu-only, which names what happened, not a change.
+func renamedCPUOnly(oc, nc matrix.Cell) bool {
+	if oc.Status != result.StatusPartial || nc.Status != result.StatusCPUOnly || oc.Placement == nil || nc.Placement == nil {
+		return false
+	}
+	ep := nc.Placement.EP
+	if ep == "" {
+		return false
+	}
+	return oc.Placement.NoneOn(ep)
 }
 
 // rank orders statuses from the worst (0) to the best, as the matrix merges them.

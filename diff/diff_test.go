@@ -340,3 +340,41 @@ func TestPlacementMoved(t *testing.T) {
 		t.Errorf("webnn, fewer nodes on the CPU: %+v", p)
 	}
 }
+
+// An older hwtest called a cell whose EP took no node partial; the same cell now
+// reads cpu-only (mamba-130m on webnn, no WebNN partition in either run, both real
+// runs). That is a new name for the same placement, not a regression; a cell that
+// did run on its EP and now runs on the CPU is one.
+func TestPartialRenamedCPUOnly(t *testing.T) {
+	old := readRun(t, "../internal/histtest/testdata/full/20261123T193216Z-9bfa42.json")
+	now := readRun(t, "../cmd/hwtest/testdata/history/cpu-only.json")
+	r := Compare(old, now, Options{})
+	s := cell(t, r, "mamba-130m", "webnn").Status
+	if s == nil || s.From != result.StatusPartial || s.To != result.StatusCPUOnly || s.Regressed {
+		t.Errorf("partial with no node on WebNN → cpu-only: %+v, want a change that is not a regression", s)
+	}
+	// The same cell had it been a pass before (every node on WebNN): regressed.
+	for i, c := range old.Cells {
+		if c.Model == "mamba-130m" && c.Target == "webnn" {
+			old.Cells[i].Status = result.StatusPass
+			old.Cells[i].Placement = &result.Placement{EP: "WebNNExecutionProvider", Nodes: 1,
+				ByProvider: map[string]result.ProviderShare{"WebNNExecutionProvider": {Nodes: 1, Partitions: 1}}}
+		}
+	}
+	if s := cell(t, Compare(old, now, Options{}), "mamba-130m", "webnn").Status; s == nil || !s.Regressed {
+		t.Errorf("pass on WebNN → cpu-only: %+v, want a regression", s)
+	}
+}
+
+func readRun(t *testing.T, path string) matrix.Matrix {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m matrix.Matrix
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

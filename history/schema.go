@@ -8,7 +8,7 @@ import (
 
 // SchemaVersion is the version of the schema this hwtest writes. A database of an
 // older version is migrated; a newer one is refused.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrations[i] takes a database from version i to version i+1. Each runs in one
 // transaction with the version bump, so a database is at one version or the next,
@@ -248,6 +248,29 @@ ALTER TABLE cells ADD COLUMN explain VARCHAR;
 	`
 ALTER TABLE runs ADD COLUMN catalog VARCHAR;
 ALTER TABLE cells ADD COLUMN catalog VARCHAR;
+`,
+	// 7 → 8: a cell whose target's EP took none of the nodes is cpu-only (issue 14),
+	// no longer partial: it ran and agreed, so it stays a success in the view the
+	// older system's queries read. Older rows keep the status they were stored with.
+	`
+CREATE OR REPLACE VIEW hardware_results AS
+SELECT c.id,
+       c.model AS model_id,
+       c.family AS model_type,
+       c.target AS hardware,
+       c.status IN ('pass', 'partial', 'cpu-only') AS success,
+       c.load_ms AS load_time,
+       c.p50_ms AS inference_time,
+       c.peak_rss_bytes / 1048576.0 AS memory_usage,
+       CASE WHEN c.status IN ('pass', 'partial', 'cpu-only') THEN NULL
+            ELSE c.status || ': ' || coalesce(c.reason, '') END AS error,
+       coalesce(c.cell_time, r.finished_at) AS timestamp,
+       CASE WHEN o.shape IS NULL THEN NULL
+            ELSE '[' || array_to_string(o.shape, ', ') || ']' END AS output_shape
+FROM cells c
+JOIN runs r USING (run_id)
+LEFT JOIN outputs o ON o.cell_id = c.id AND o.seq = 0
+WHERE coalesce(c.cause, '') <> 'interrupted';
 `,
 }
 

@@ -35,6 +35,7 @@ var targetColors = []string{
 var statusColors = map[result.Status]string{
 	result.StatusPass:         "#2e9d4f",
 	result.StatusPartial:      "#a5d46a",
+	result.StatusCPUOnly:      "#8fb8c9", // not green: the target's EP did none of the work
 	result.StatusMismatch:     "#f0a202",
 	result.StatusError:        "#d64545",
 	result.StatusUnavailable:  "#c4c4c4",

@@ -136,6 +136,7 @@ var Statuses = []Status{
 	result.StatusError,
 	result.StatusMismatch,
 	result.StatusExpectedFail,
+	result.StatusCPUOnly,
 	result.StatusPartial,
 	result.StatusUnavailable,
 	result.StatusPass,
@@ -167,7 +168,7 @@ type acc struct {
 // targets give the catalog order; cells of others are kept and sorted after them.
 //
 // A cell's status is the worst of its checks (error, mismatch, expected-fail,
-// partial, unavailable, pass). A spec that failed in Ginkgo without recording why
+// cpu-only, partial, unavailable, pass). A spec that failed in Ginkgo without recording why
 // (a panic, an assertion) is an error with Ginkgo's message; a cell is a pass only
 // when it was opened, measured, and every one of its specs recorded a pass. A cell
 // with nothing recorded and nothing failed was not selected to run and is left out.
@@ -429,7 +430,7 @@ func (a *acc) finish(crashes []ProcessFailure) (Cell, bool) {
 func (a *acc) complete(checks []CheckResult) bool {
 	has := map[string]bool{}
 	for _, ch := range checks {
-		if ch.Status != result.StatusPass && ch.Status != result.StatusPartial {
+		if !ch.Status.Agreed() {
 			return true
 		}
 		has[ch.Name] = true

@@ -29,10 +29,11 @@ type FamilyRecommendation struct {
 
 // FamilyTarget is one target across the family's measured models.
 type FamilyTarget struct {
-	Target  string   `json:"target"`
-	Runner  string   `json:"runner,omitempty"`
-	Passed  []string `json:"passed"`            // models that passed here
-	Partial []string `json:"partial,omitempty"` // models partly on the CPU here
+	Target        string   `json:"target"`
+	Runner        string   `json:"runner,omitempty"`
+	Passed        []string `json:"passed"`             // models that passed here
+	Partial       []string `json:"partial,omitempty"`  // models partly or wholly on the CPU here
+	CPUOnlyModels []string `json:"cpu_only,omitempty"` // those of Partial whose every node ran on the CPU
 	// Out maps why a model is out here (mismatch, error, over budget…) to the models.
 	Out map[string][]string `json:"out,omitempty"`
 	// The speedups over the baseline of the models that ran here: median, range,
@@ -111,8 +112,11 @@ func gather(recs []Recommendation, order []string) ([]FamilyTarget, []FamilyExcl
 			for _, ch := range list {
 				t := get(ch.Target)
 				t.Runner, t.onCPU = ch.Runner, ch.onCPU
-				if ch.Status == result.StatusPartial {
+				if ch.Status.OnCPU() { // a cpu-only model never counts as passed here
 					t.Partial = append(t.Partial, r.Model)
+					if ch.Status == result.StatusCPUOnly {
+						t.CPUOnlyModels = append(t.CPUOnlyModels, r.Model)
+					}
 				} else {
 					t.Passed = append(t.Passed, r.Model)
 				}

@@ -75,7 +75,7 @@ type Recommendation struct {
 	// Runtime's CPU EP in hardware.yaml (cpu).
 	Baseline string      `json:"baseline,omitempty"`
 	Ranked   []Choice    `json:"ranked"`   // passed, fastest (lowest p50) first
-	Partial  []Choice    `json:"partial"`  // ran and agreed, some nodes on the CPU; fastest first
+	Partial  []Choice    `json:"partial"`  // ran and agreed, some nodes (partial) or all (cpu-only) on the CPU; fastest first
 	Excluded []Exclusion `json:"excluded"` // every other target, with why
 	// Predicted is, for a prediction, every target, the likeliest to work first.
 	Predicted []Predicted `json:"predicted,omitempty"`
@@ -109,7 +109,7 @@ type Choice struct {
 	P50MaxMS  float64 `json:"p50_max_ms"`
 	P50CoV    float64 `json:"p50_cov_across_runs,omitempty"`
 	SampleCoV float64 `json:"sample_cov"` // within the latest run's timed runs
-	// For a partial target: the share of nodes (and of kernel time, when profiled)
+	// For a partial or cpu-only target: the share of nodes (and of kernel time, when profiled)
 	// that ran on the CPU, and the placement in words.
 	CPUNodesPct float64 `json:"cpu_nodes_pct,omitempty"`
 	CPUTimePct  float64 `json:"cpu_time_pct,omitempty"`
@@ -189,7 +189,7 @@ func Model(h History, targets []catalog.Target, model string, b Budget) Recommen
 			ch.speedup(base, r.Baseline)
 			if over := b.over(ch); over != "" {
 				out(WhyOverBudget, over)
-			} else if ch.Status == result.StatusPartial {
+			} else if ch.Status.OnCPU() { // cpu-only is never ranked as passing: its EP did nothing
 				r.Partial = append(r.Partial, ch)
 			} else {
 				r.Ranked = append(r.Ranked, ch)
@@ -228,7 +228,7 @@ func choose(c matrix.Cell, runs []matrix.Cell, cat map[string]catalog.Target) Ch
 	if len(p50) >= 2 {
 		ch.P50CoV = cov(p50)
 	}
-	if c.Status == result.StatusPartial && c.Placement != nil {
+	if c.Status.OnCPU() && c.Placement != nil {
 		ch.CPUNodesPct, ch.CPUTimePct = c.Placement.Share(spec.CPUProvider)
 		if c.Provenance != nil {
 			ch.Placement = c.Placement.Summary(spec.TargetOf(t).EP())

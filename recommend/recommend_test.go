@@ -15,6 +15,7 @@ import (
 	"github.com/hwtest/hwtest/history"
 	"github.com/hwtest/hwtest/matrix"
 	"github.com/hwtest/hwtest/recommend"
+	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/stats"
 )
 
@@ -285,7 +286,7 @@ func TestPartial(t *testing.T) {
 	if !near(p.CPUNodesPct, want) || want < 30 || p.Placement != "63% of 226 nodes on WebGPU (JSEP), the rest on CPU" {
 		t.Errorf("webgpu: %.1f%% of nodes on the CPU (want %.1f%%), %q", p.CPUNodesPct, want, p.Placement)
 	}
-	if md := string(r.Markdown()); !strings.Contains(md, "## Partial") || !strings.Contains(md, "| webgpu | browser | 345.3 |") || !strings.Contains(md, "37% of nodes") {
+	if md := string(r.Markdown()); !strings.Contains(md, "## Partial") || !strings.Contains(md, "| webgpu | partial | browser | 345.3 |") || !strings.Contains(md, "37% of nodes") {
 		t.Errorf("text:\n%s", md)
 	}
 }
@@ -452,4 +453,31 @@ func equalMaps(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// A cpu-only target (mamba-130m on webnn in a real run: WebNN took none of the
+// nodes) agreed, but is never ranked as passing: it is listed apart with the
+// partial ones, says cpu-only, and counts as no pass of its family either.
+func TestCPUOnlyIsNotAPass(t *testing.T) {
+	const file = "../cmd/hwtest/testdata/history/cpu-only.json"
+	h := recorded(t, file)
+	r := recommend.Model(h, targets(t), "mamba-130m", recommend.Budget{})
+	if got := ids(r.Ranked); !slices.Equal(got, []string{"cpu"}) {
+		t.Errorf("ranked %v, want [cpu]", got)
+	}
+	if len(r.Partial) != 1 || r.Partial[0].Target != "webnn" || r.Partial[0].Status != result.StatusCPUOnly || r.Partial[0].CPUNodesPct != 100 ||
+		r.Partial[0].Placement != "WebNN took none of the 33 nodes: all ran on CPU" {
+		t.Fatalf("partial %+v", r.Partial)
+	}
+	if md := string(r.Markdown()); !strings.Contains(md, "| webnn (fixture tiny-random) | cpu-only | browser |") {
+		t.Errorf("text:\n%s", md)
+	}
+	f := recommend.Family(h, targets(t), "state-space", []string{"mamba-130m"}, nil, recommend.Budget{})
+	i := slices.IndexFunc(f.Targets, func(ft recommend.FamilyTarget) bool { return ft.Target == "webnn" })
+	if i < 0 || len(f.Targets[i].Passed) != 0 || !slices.Equal(f.Targets[i].CPUOnlyModels, []string{"mamba-130m"}) {
+		t.Errorf("family: targets %+v, want webnn with mamba-130m cpu-only, not passed", f.Targets)
+	}
+	if md := string(f.Markdown()); !strings.Contains(md, "mamba-130m (cpu-only)") || !strings.Contains(md, "; cpu-only: webnn") {
+		t.Errorf("family text:\n%s", md)
+	}
 }

@@ -52,11 +52,11 @@ func (r Recommendation) Markdown() []byte {
 		}
 	}
 	if len(r.Partial) > 0 {
-		b.WriteString("\n## Partial: ran and agreed, some nodes on the CPU\n\n")
-		b.WriteString("| target | runner | p50 ms | p99 ms | speedup over " + orUnknown(r.Baseline) + " | peak memory | runs | on the CPU |\n")
-		b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+		b.WriteString("\n## Partial or cpu-only: ran and agreed, some nodes (partial) or all of them (cpu-only: the target's EP took none) on the CPU\n\n")
+		b.WriteString("| target | status | runner | p50 ms | p99 ms | speedup over " + orUnknown(r.Baseline) + " | peak memory | runs | on the CPU |\n")
+		b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 		for _, c := range r.Partial {
-			fmt.Fprintf(&b, "| %s | %s | %.4g | %.4g | %s | %s | %d | %s |\n", c.Target+fixture(c), c.Runner,
+			fmt.Fprintf(&b, "| %s | %s | %s | %.4g | %.4g | %s | %s | %d | %s |\n", c.Target+fixture(c), c.Status, c.Runner,
 				c.P50MS, c.P99MS, speedupCell(c, r.Baseline), mib(float64(c.PeakMemoryBytes)), c.Runs, cell(cpuShare(c)))
 		}
 	}
@@ -158,7 +158,7 @@ func (f FamilyRecommendation) Markdown() []byte {
 				speed = fmt.Sprintf("%s (%s–%s; %s)", fmtX(t.SpeedupMedian), fmtX(t.SpeedupMin), fmtX(t.SpeedupMax), modelsText(t.SpeedupModels))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", t.Target, t.Runner, cell(strings.Join(t.Passed, ", ")),
-				cell(strings.Join(t.Partial, ", ")), cell(outText(t.Out)), speed, mib(float64(t.PeakMemoryMedianBytes)))
+				cell(partialText(t)), cell(outText(t.Out)), speed, mib(float64(t.PeakMemoryMedianBytes)))
 		}
 	}
 	if len(f.Excluded) > 0 {
@@ -206,7 +206,7 @@ func modelLine(r Recommendation) string {
 		line += "passed, fastest first: " + strings.Join(parts, ", ")
 	}
 	for _, c := range r.Partial {
-		line += fmt.Sprintf("; partial: %s %s", c.Target, ms(c.P50MS))
+		line += fmt.Sprintf("; %s: %s %s", c.Status, c.Target, ms(c.P50MS))
 	}
 	var out []string
 	for _, x := range r.Excluded {
@@ -303,6 +303,19 @@ func spread(c Choice) string {
 		return fmt.Sprintf("one run (CoV within it %.0f%%)", 100*c.SampleCoV)
 	}
 	return fmt.Sprintf("%.4g–%.4g (CoV %.1f%%)", c.P50MinMS, c.P50MaxMS, 100*c.P50CoV)
+}
+
+// partialText lists a target's partial models, marking those that ran wholly on
+// the CPU.
+func partialText(t FamilyTarget) string {
+	names := make([]string, len(t.Partial))
+	for i, m := range t.Partial {
+		names[i] = m
+		if slices.Contains(t.CPUOnlyModels, m) {
+			names[i] += " (cpu-only)"
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func cpuShare(c Choice) string {

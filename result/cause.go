@@ -17,6 +17,7 @@ const (
 	CauseInputs         Cause = "inputs"          // the inputs models.yaml asks for do not fit the model
 	CauseMismatch       Cause = "mismatch"        // outputs wrong: a comparison or family invariant failed
 	CausePartial        Cause = "partial"         // ran, but some nodes ran on the CPU
+	CauseCPUOnly        Cause = "cpu-only"        // ran, but the target's EP took no node: all ran on the CPU
 	CauseTimeout        Cause = "timeout"         // an inference or the whole process ran out of time
 	CauseCrash          Cause = "crash"           // the suite process died (signal, Go fatal error, no report)
 	CauseInterrupted    Cause = "interrupted"     // the run was stopped (SIGINT/SIGTERM) before the cell finished
@@ -27,7 +28,7 @@ const (
 
 // Causes lists every cause, so a consumer can check it handles each.
 var Causes = []Cause{CauseRuntimeLibrary, CauseModelFile, CauseInputs, CauseMismatch, CausePartial,
-	CauseTimeout, CauseCrash, CauseInterrupted, CauseKernelFailed, CauseBrowser, CauseCheckMisfit}
+	CauseCPUOnly, CauseTimeout, CauseCrash, CauseInterrupted, CauseKernelFailed, CauseBrowser, CauseCheckMisfit}
 
 // Error is an error that knows its cause.
 type Error struct {

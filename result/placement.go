@@ -38,6 +38,33 @@ func (p Placement) AllOn(provider string) bool {
 	return true
 }
 
+// NoneOn reports whether provider took none of the nodes while others ran some: the
+// model ran on the CPU. An EP that compiles partitions (WebNN) counts each
+// partition as a node, so one partition is not none.
+func (p Placement) NoneOn(provider string) bool {
+	if s := p.ByProvider[provider]; s.Nodes > 0 || s.Partitions > 0 {
+		return false
+	}
+	for _, s := range p.ByProvider {
+		if s.Nodes > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Status is what the placement makes of a cell whose outputs agreed: pass when
+// every node ran on provider, cpu-only when none did, else partial.
+func (p Placement) Status(provider string) Status {
+	switch {
+	case p.AllOn(provider):
+		return StatusPass
+	case p.NoneOn(provider):
+		return StatusCPUOnly
+	}
+	return StatusPartial
+}
+
 // Share is the percentage of nodes and of kernel time that ran on provider.
 func (p Placement) Share(provider string) (nodesPct, timePct float64) {
 	s := p.ByProvider[provider]
@@ -62,7 +89,8 @@ func (p Placement) TargetShare(provider string) float64 {
 
 // Summary reads "83% of 120 nodes (91% of kernel time) on CUDA, the rest on CPU",
 // or, where the EP compiled partitions, "WebNN ran 1 compiled partition (nodes
-// inside not logged); 71 nodes ran on CPU".
+// inside not logged); 71 nodes ran on CPU", or, where the EP took nothing, "WebNN
+// took none of the 33 nodes: all ran on CPU".
 func (p Placement) Summary(provider string) string {
 	var others []string
 	for name := range p.ByProvider {
@@ -71,6 +99,13 @@ func (p Placement) Summary(provider string) string {
 		}
 	}
 	sort.Strings(others)
+	short := make([]string, len(others))
+	for i, o := range others {
+		short[i] = shortProvider(o)
+	}
+	if p.NoneOn(provider) {
+		return fmt.Sprintf("%s took none of the %d nodes: all ran on %s", shortProvider(provider), p.Nodes, strings.Join(short, ", "))
+	}
 	if s := p.ByProvider[provider]; s.Partitions > 0 {
 		text := fmt.Sprintf("%s ran %d compiled partition(s) (the nodes inside are not logged)", shortProvider(provider), s.Partitions)
 		for _, o := range others {
@@ -85,10 +120,6 @@ func (p Placement) Summary(provider string) string {
 	}
 	text += " on " + shortProvider(provider)
 	if len(others) > 0 {
-		short := make([]string, len(others))
-		for i, o := range others {
-			short[i] = shortProvider(o)
-		}
 		text += ", the rest on " + strings.Join(short, ", ")
 	}
 	return text

@@ -17,16 +17,28 @@ type Status string
 const (
 	StatusPass         Status = "pass"          // ran on the target's EP, outputs within tolerance
 	StatusPartial      Status = "partial"       // ran and matched, but some nodes ran on CPU
+	StatusCPUOnly      Status = "cpu-only"      // ran and matched, but the target's EP took no node: it ran on the CPU
 	StatusMismatch     Status = "mismatch"      // ran, outputs outside tolerance
 	StatusError        Status = "error"         // target present, session creation or run failed
 	StatusUnavailable  Status = "unavailable"   // target not on this machine
 	StatusExpectedFail Status = "expected-fail" // declared incompatible in hardware.yaml
 )
 
-// Agreed: the cell ran and agreed with the CPU reference (pass, or partial: some
-// nodes on the CPU). Latency, speedup and memory figures count only such cells,
-// and the history's hardware_results.success is the same test.
-func (s Status) Agreed() bool { return s == StatusPass || s == StatusPartial }
+// Agreed: the cell ran and agreed with the CPU reference (pass; partial: some
+// nodes on the CPU; cpu-only: every node on the CPU). Latency, speedup and memory
+// figures count only such cells, and the history's hardware_results.success is the
+// same test. A cpu-only cell agreed (its user gets the same answer, at the speed
+// measured) but it is never a pass of the target: its EP did none of the work.
+func (s Status) Agreed() bool { return s == StatusPass || s == StatusPartial || s == StatusCPUOnly }
+
+// Failed: the target is here and the cell did not give the reference's answer
+// (error, mismatch): what `hwtest run` exits non-zero for. An expected-fail was
+// declared; an unavailable target was not tried.
+func (s Status) Failed() bool { return s == StatusError || s == StatusMismatch }
+
+// OnCPU: the cell agreed but some or all of its nodes ran on the CPU, not on the
+// target's EP (partial or cpu-only).
+func (s Status) OnCPU() bool { return s == StatusPartial || s == StatusCPUOnly }
 
 // ReportEntryName is the name of the Ginkgo report entry every hwtest spec records;
 // its value is a CellReport serialised as JSON (Ginkgo keeps it in

@@ -1,8 +1,10 @@
 package result_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -99,5 +101,67 @@ func TestPlacementTargetShare(t *testing.T) {
 	p.EP = "WebGpuExecutionProvider"
 	if got := p.TargetShare("webgpu"); got != 75 {
 		t.Errorf("with EP: %v%%, want 75", got)
+	}
+}
+
+// recordedPlacement is a cell's placement in a matrix.json a real run wrote.
+func recordedPlacement(t *testing.T, path, model, target string) (result.Status, result.Placement) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Cells []struct {
+			Model, Target string
+			Status        result.Status
+			Placement     *result.Placement
+		}
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	for _, c := range m.Cells {
+		if c.Model == model && c.Target == target && c.Placement != nil {
+			return c.Status, *c.Placement
+		}
+	}
+	t.Fatalf("%s: no placement of %s on %s", path, model, target)
+	return "", result.Placement{}
+}
+
+// A cell whose target's EP took no node ran on the CPU: cpu-only, never partial.
+// WebNN logs compiled partitions, not nodes: one partition is work on WebNN. The
+// placements are real runs': mamba-130m on webnn (no partition; recorded by this
+// hwtest, and by an older one that called it partial), bert on webnn (1 partition),
+// silero VAD on webgpu (JSEP, 63% of nodes).
+func TestStatusFromPlacement(t *testing.T) {
+	for _, tc := range []struct {
+		file, model, target string
+		want                result.Status
+		summary             string
+	}{
+		{"../cmd/hwtest/testdata/history/cpu-only.json", "mamba-130m", "webnn", result.StatusCPUOnly, "WebNN took none of the 33 nodes: all ran on CPU"},
+		{"../internal/histtest/testdata/full/20261123T193216Z-9bfa42.json", "mamba-130m", "webnn", result.StatusCPUOnly, "WebNN took none of the 33 nodes: all ran on CPU"},
+		{"../internal/histtest/testdata/full/20261123T193216Z-9bfa42.json", "bert-base-uncased", "webnn", result.StatusPartial, "WebNN ran 1 compiled partition(s) (the nodes inside are not logged); 71 nodes ran on CPU"},
+		{"../diff/testdata/scenarios/base.json", "silero-vad-v5", "webgpu", result.StatusPartial, "63% of 226 nodes on WebGPU (JSEP), the rest on CPU"},
+	} {
+		recorded, p := recordedPlacement(t, tc.file, tc.model, tc.target)
+		ep := p.EP
+		if ep == "" {
+			ep = map[string]string{"webnn": "WebNNExecutionProvider", "webgpu": "JsExecutionProvider"}[tc.target]
+		}
+		if got := p.Status(ep); got != tc.want {
+			t.Errorf("%s on %s (%s, recorded %s): %s, want %s", tc.model, tc.target, tc.file, recorded, got, tc.want)
+		}
+		if got := p.Summary(ep); got != tc.summary {
+			t.Errorf("%s on %s: summary %q, want %q", tc.model, tc.target, got, tc.summary)
+		}
+	}
+	if s := result.StatusCPUOnly; !s.Agreed() || !s.OnCPU() || result.StatusPass.OnCPU() {
+		t.Error("cpu-only agreed with the CPU reference, on the CPU; a pass is not on the CPU")
+	}
+	if got := (result.Placement{}).Status("WebNNExecutionProvider"); got != result.StatusPass {
+		t.Errorf("an empty placement: %s, want pass (nothing ran elsewhere)", got)
 	}
 }

@@ -244,20 +244,20 @@ func (c *Cell) mustBeOpen() {
 	}
 }
 
-// passStatus: a cell whose checks hold is a pass, or partial when some nodes ran on
-// the CPU.
+// passStatus: a cell whose checks hold is a pass, partial when some nodes ran on
+// the CPU, or cpu-only when the target's EP took none of them.
 func (c *Cell) passStatus() result.Status {
-	if c.placement != nil && !c.placement.AllOn(c.Target.EP()) {
-		return result.StatusPartial
+	if c.placement == nil {
+		return result.StatusPass
 	}
-	return result.StatusPass
+	return c.placement.Status(c.Target.EP())
 }
 
-// passReason says how much ran on the EP for a partial cell, and flags a pass that
-// hardware.yaml declared incompatible.
+// passReason says how much ran on the EP for a partial or cpu-only cell, and flags
+// a pass that hardware.yaml declared incompatible.
 func (c *Cell) passReason() string {
 	var why []string
-	if c.passStatus() == result.StatusPartial {
+	if c.passStatus().OnCPU() {
 		why = append(why, c.placement.Summary(c.Target.EP()))
 	}
 	if c.Target.ExpectFail(c.Model.Family) != "" {
@@ -309,8 +309,11 @@ func (c *Cell) record(check string, status result.Status, reason string, extra f
 		Size: c.size, Placement: c.placement, FallbackChain: c.Target.Fallback,
 		Provenance: c.provenance(),
 	}
-	if status == result.StatusPartial {
+	switch status {
+	case result.StatusPartial:
 		r.Cause = result.CausePartial
+	case result.StatusCPUOnly:
+		r.Cause = result.CauseCPUOnly
 	}
 	if extra != nil {
 		extra(&r)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"os"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -41,14 +42,23 @@ func probe(t Target) string {
 	if err != nil {
 		return err.Error()
 	}
-	err = appendProvider(opts, t)
+	// What native code prints while the EP is appended (Dawn's warnings) is
+	// captured: it explains an unavailable target in its reason, and is passed on
+	// as it was otherwise.
+	captured := captureNativeStderr(func() { err = appendProvider(opts, t) })
 	opts.Destroy()
+	warnings, rest := dawnWarnings(captured)
 	if err == nil {
+		os.Stderr.WriteString(captured)
 		return ""
 	}
+	os.Stderr.WriteString(rest)
 	reason := fmt.Sprintf("%s: %v", t.Provider, err)
 	if hint := ProviderLibraryHint(lib.Path, t); hint != "" {
 		reason += " (" + hint + ")"
+	}
+	for _, w := range warnings {
+		reason += " (Dawn: " + w + ")"
 	}
 	return reason
 }

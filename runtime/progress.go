@@ -60,10 +60,10 @@ func (c *Cell) announceDone() {
 
 // noteStatus keeps what announceDone will say: the first failing status a step
 // recorded (a cell's Ordered specs stop at a failure; expected-fail steps are all
-// expected-fail), else the last pass or partial.
+// expected-fail), else the last that agreed (pass, partial or cpu-only).
 func (c *Cell) noteStatus(status result.Status, reason string) {
 	failing := func(s result.Status) bool {
-		return s != "" && s != result.StatusPass && s != result.StatusPartial
+		return s != "" && !s.Agreed()
 	}
 	if failing(c.status) {
 		return

@@ -15,6 +15,7 @@ import (
 	"github.com/hwtest/hwtest/conformance"
 	"github.com/hwtest/hwtest/diagnose"
 	"github.com/hwtest/hwtest/history"
+	"github.com/hwtest/hwtest/matrix"
 	"github.com/hwtest/hwtest/onnx"
 	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/runtime"
@@ -82,6 +83,11 @@ type checkResult struct {
 	// --provider or without a scoreboard.
 	Measured *diagnose.Measured `json:"measured,omitempty"`
 	Observed string             `json:"observed,omitempty"` // the cell's status in the current matrix; "" when not run
+	// ObservedReason is why the observed cell is not a pass, in its own words (a
+	// cpu-only cell: "WebNN took none of the 33 nodes: all ran on CPU"); ObservedRun
+	// is the run it comes from.
+	ObservedReason string `json:"observed_reason,omitempty"`
+	ObservedRun    string `json:"observed_run,omitempty"`
 	// DocumentedOutcome is the documented table's prediction as an outcome
 	// (diagnose.MatchRule); "" when it has none.
 	DocumentedOutcome string `json:"documented_outcome,omitempty"`
@@ -135,9 +141,9 @@ func checkRun(opts *CheckOptions) error {
 		board, about := checkScoreboard(opts.Globals)
 		r.Scoreboard = about
 		acc := checkAccuracy{Rule: diagnose.MatchRule, Disagreements: []string{}}
-		var observed map[string]string
+		var observed map[string]matrix.Cell
 		if id != "" {
-			observed = latestStatuses(opts.Globals)[id]
+			observed = latestCells(opts.Globals)[id]
 		}
 		r.Targets = predictTargets(s.Ops, c.Targets, board, observed, "", &acc)
 		r.Accuracy = &acc
@@ -152,11 +158,12 @@ func checkRun(opts *CheckOptions) error {
 // target, from the EP it runs nodes on and from the operators' conformance cases on
 // the target (board; nil: none), and sets both against the observed statuses,
 // adding to acc. who prefixes its disagreements ("" for one model).
-func predictTargets(ops map[string]int, targets []catalog.Target, board *conformance.Board, observed map[string]string, who string, acc *checkAccuracy) []checkResult {
+func predictTargets(ops map[string]int, targets []catalog.Target, board *conformance.Board, observed map[string]matrix.Cell, who string, acc *checkAccuracy) []checkResult {
 	var out []checkResult
 	for _, t := range targets {
 		ep := spec.TargetOf(t).EP()
-		cr := checkResult{Target: t.ID, Prediction: diagnose.Predict(ops, ep), Observed: observed[t.ID]}
+		cell := observed[t.ID]
+		cr := checkResult{Target: t.ID, Prediction: diagnose.Predict(ops, ep), Observed: string(cell.Status), ObservedReason: cell.Reason, ObservedRun: cell.RunID}
 		cr.DocumentedOutcome = cr.Prediction.Documented()
 		measuredOutcome := ""
 		if board != nil {
@@ -172,17 +179,40 @@ func predictTargets(ops map[string]int, targets []catalog.Target, board *conform
 			if doc {
 				acc.Documented++
 			} else {
-				acc.Disagreements = append(acc.Disagreements, fmt.Sprintf("%s%s: documented table predicted %s, observed %s", who, t.ID, orNone(cr.DocumentedOutcome), status))
+				acc.Disagreements = append(acc.Disagreements, fmt.Sprintf("%s%s: documented table predicted %s, observed %s%s", who, t.ID, orNone(cr.DocumentedOutcome), status, observedWhy(cell)))
 			}
 			if meas {
 				acc.Measured++
 			} else {
-				acc.Disagreements = append(acc.Disagreements, fmt.Sprintf("%s%s: measured support predicted %s, observed %s", who, t.ID, orNone(measuredOutcome), status))
+				acc.Disagreements = append(acc.Disagreements, fmt.Sprintf("%s%s: measured support predicted %s, observed %s%s", who, t.ID, orNone(measuredOutcome), status, observedWhy(cell)))
 			}
 		}
 		out = append(out, cr)
 	}
 	return out
+}
+
+// observedWhy is an observed cell's reason and run, for a disagreement's line: " (WebNN took
+// none of the 33 nodes: all ran on CPU; run 20261124T043618Z-35f611)".
+func observedWhy(c matrix.Cell) string {
+	var parts []string
+	if c.Reason != "" {
+		parts = append(parts, truncateText(strings.Join(strings.Fields(c.Reason), " "), 160))
+	}
+	if c.RunID != "" {
+		parts = append(parts, "run "+c.RunID)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+func truncateText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 func orNone(outcome string) string {
@@ -305,7 +335,7 @@ func checkAll(opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	observed := latestStatuses(opts.Globals)
+	observed := latestCells(opts.Globals)
 	board, about := checkScoreboard(opts.Globals)
 	r := checkAllReport{Scoreboard: about, Accuracy: checkAccuracy{Rule: diagnose.MatchRule, Disagreements: []string{}}, NotChecked: []string{}}
 	for _, m := range c.Models {
@@ -398,10 +428,10 @@ func checkModelBytes(opts *CheckOptions, model string) (data []byte, id string, 
 	return data, m.ID, err
 }
 
-// latestStatuses maps each model and target to the status of its latest result
-// (the history's current matrix, else reports/latest); empty without either.
-func latestStatuses(g *Globals) map[string]map[string]string {
-	out := map[string]map[string]string{}
+// latestCells maps each model and target to its latest result (the history's
+// current matrix, else reports/latest); empty without either.
+func latestCells(g *Globals) map[string]map[string]matrix.Cell {
+	out := map[string]map[string]matrix.Cell{}
 	if g.resolveRoot() != nil {
 		return out
 	}
@@ -413,9 +443,9 @@ func latestStatuses(g *Globals) map[string]map[string]string {
 	}
 	for _, cell := range m.Cells {
 		if out[cell.Model] == nil {
-			out[cell.Model] = map[string]string{}
+			out[cell.Model] = map[string]matrix.Cell{}
 		}
-		out[cell.Model][cell.Target] = string(cell.Status)
+		out[cell.Model][cell.Target] = cell
 	}
 	return out
 }

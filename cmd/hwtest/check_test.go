@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -82,7 +83,7 @@ func TestCheckAgainstMeasuredSupport(t *testing.T) {
 		regexp.MustCompile(`(?m)^wasm +pass +pass ✓ +runs ✓$`),
 		regexp.MustCompile(`(?m)^webgpu-native +mismatch +- ✗ +fails ✓$`),
 		regexp.MustCompile(`(?m)^Documented tables matched the matrix in 2 of 3 cells; measured support in 3 of 3\.$`),
-		regexp.MustCompile(`(?m)^- webgpu-native: documented table predicted nothing \(no prediction\), observed mismatch$`),
+		regexp.MustCompile(`(?m)^- webgpu-native: documented table predicted nothing \(no prediction\), observed mismatch \(.+; run \d{8}T\d{6}Z-[0-9a-f]{6}\)$`),
 		regexp.MustCompile(`Matched means: documented "pass" \(every operator in the EP's table\) = the cell is pass;`),
 	} {
 		if !want.MatchString(out) {
@@ -114,6 +115,43 @@ func TestCheckAgainstMeasuredSupport(t *testing.T) {
 	}
 	if q := byTarget["qnn"]; q.Observed != "unavailable" || q.DocumentedMatch != nil || q.MeasuredMatch != nil {
 		t.Errorf("qnn %+v", q)
+	}
+}
+
+// A target whose EP took none of the model's nodes (mamba-130m on webnn, a real
+// run) observed cpu-only: the documented table's "partial" does not match it, the
+// disagreement says what happened and which run saw it, and --json carries it.
+func TestCheckSeesCPUOnly(t *testing.T) {
+	t.Setenv("HWTEST_DB", filepath.Join(t.TempDir(), "history.duckdb"))
+	if code, out, stderr := hwtest("import", "--root", "../..", "testdata/history/cpu-only.json"); code != ExitOK {
+		t.Fatalf("import: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr := hwtest("check", "--root", "../..", "mamba-130m")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^webnn +cpu-only +.*WebNNExecutionProvider: partial: `),
+		regexp.MustCompile(`(?m)^webnn +cpu-only +partial ✗ +- ✗$`),
+		regexp.MustCompile(`(?m)^- webnn: documented table predicted partial, observed cpu-only \(WebNN took none of the 33 nodes: all ran on CPU; run 20261124T043618Z-35f611\)$`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("no match for %s in:\n%s", want, out)
+		}
+	}
+	code, out, stderr = hwtest("check", "--root", "../..", "mamba-130m", "--json")
+	if code != ExitOK {
+		t.Fatalf("--json: exit %d\n%s%s", code, out, stderr)
+	}
+	var r checkReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, c := range r.Targets {
+		if c.Target == "webnn" && (c.Observed != "cpu-only" || c.ObservedReason != "WebNN took none of the 33 nodes: all ran on CPU" ||
+			c.ObservedRun != "20261124T043618Z-35f611" || c.DocumentedMatch == nil || *c.DocumentedMatch) {
+			t.Errorf("webnn %+v", c)
+		}
 	}
 }
 
@@ -168,7 +206,7 @@ func TestCheckAll(t *testing.T) {
 		regexp.MustCompile(`(?m)^silero-vad-v5 +webgpu-native +mismatch +- ✗ +fails ✓ +fails: no case of LSTM passed, and some gave wrong answers$`),
 		regexp.MustCompile(`(?m)^silero-vad-v6 +cpu +error +pass ✗ +runs ✗ +should run: every case of its operators passed$`),
 		regexp.MustCompile(`(?m)^Documented tables matched the matrix in 3 of 6 cells; measured support in 5 of 6\.$`),
-		regexp.MustCompile(`(?m)^- silero-vad-v6 on cpu: measured support predicted runs, observed error$`),
+		regexp.MustCompile(`(?m)^- silero-vad-v6 on cpu: measured support predicted runs, observed error \(/tmp/notalib.so is not a shared library .*; run 20261123T191915Z-722ab9\)$`),
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("no match for %s in:\n%s", want, out)

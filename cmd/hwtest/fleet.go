@@ -360,7 +360,10 @@ func runFleet(ctx context.Context, opts *RunOptions, c *catalog.Catalogs) error 
 	if err := runner.LinkLatest(reports, id); err != nil {
 		return errors.Join(err, stored)
 	}
-	return stored
+	if stored != nil {
+		return stored
+	}
+	return opts.failedCells(mx)
 }
 
 func reasonSuffix(r string) string {

@@ -289,3 +289,32 @@ func TestFleetRunInterrupted(t *testing.T) {
 		t.Errorf("runs %+v, %v: want one interrupted fleet run", runs, err)
 	}
 }
+
+// `hwtest run --fleet` exits as a local run does: ExitCellsFailed when a cell is
+// error (a real worker's suite process past the run's --timeout of 10ms), after
+// the matrix and the history are written. (--allow-failures is the local run's
+// code: TestRunExitsNonZeroOnFailedCells.)
+func TestFleetRunExitsNonZeroOnFailedCells(t *testing.T) {
+	needSuites(t)
+	bin := buildHwtest(t)
+	srv, err := fleet.StartServer(fleet.ServerOptions{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	startWorkerProcess(t, bin, srv.URL, "w")
+	reports := t.TempDir()
+	p := startRun(t, bin, []string{"HWTEST_DB=" + filepath.Join(t.TempDir(), "history.duckdb")},
+		"--fleet", srv.URL, "--reports", reports, "--model", "silero-vad-v5", "--target", "cpu", "--timeout", "10ms")
+	p.waitFor(t, "hwtest: 1 cell failed (silero-vad-v5 on cpu: error); the matrix and the history are written", 3*time.Minute)
+	p.cmd.Wait()
+	if code := p.cmd.ProcessState.ExitCode(); code != ExitCellsFailed {
+		t.Fatalf("exit %d, want %d\n%s%s", code, ExitCellsFailed, p.stdout.String(), p.stderr.String())
+	}
+	if c := readMatrix(t, filepath.Join(reports, "latest", "matrix.json"))["silero-vad-v5/cpu"]; c.Status != result.StatusError || !strings.Contains(c.Reason, "timed out") {
+		t.Errorf("the matrix has %s %q, want error: timed out", c.Status, c.Reason)
+	}
+	if !strings.Contains(p.stdout.String(), "history: ") {
+		t.Errorf("no history written:\n%s", p.stdout.String())
+	}
+}

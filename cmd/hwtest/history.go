@@ -179,7 +179,7 @@ func newQueryCmd(g *Globals, runF func(*QueryOptions) error) *cobra.Command {
 			"hardware_detection keep the schema of the system hwtest replaces:\n" +
 			"inference_time is the median latency in ms, load_time in ms, memory_usage the\n" +
 			"peak resident memory in MiB, success = the cell ran and agreed with the CPU\n" +
-			"reference (pass or partial). Times are UTC.",
+			"reference (pass, partial or cpu-only). Times are UTC.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.SQL = args[0]

@@ -40,7 +40,8 @@ func newRecommendCmd(g *Globals, runF func(*RecommendOptions) error) *cobra.Comm
 		Long: "Reads the history (--db). For MODEL: the targets that passed, fastest (p50) first,\n" +
 			"each with its speedup over cpu, peak memory, how many runs back it (stored results\n" +
 			"with the same key: model, ONNX Runtime, device, driver, host CPU) and how its p50\n" +
-			"varied across them; partial targets apart with their share on the CPU; every other\n" +
+			"varied across them; partial and cpu-only targets apart with their share on the\n" +
+			"CPU (a cpu-only target's EP took no node: never ranked as passing); every other\n" +
 			"target with why (mismatch, error, unavailable with the probe's reason,\n" +
 			"expected-fail, over budget, not run); and a pick for lowest latency, lowest memory,\n" +
 			"browser only and CPU only. A model with no result yet is PREDICTED from its\n" +

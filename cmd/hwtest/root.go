@@ -18,11 +18,16 @@ import (
 	"github.com/hwtest/hwtest/sources"
 )
 
-// Exit codes: scripts can tell "the suites are out of date" from "hwtest failed".
+// Exit codes: scripts can tell "the suites are out of date" from "hwtest failed",
+// and a run whose cells failed from one that could not run (ExitRegressed: diff.go;
+// ExitInterrupted: run.go).
 const (
 	ExitOK        = 0
 	ExitError     = 1
 	ExitOutOfDate = 3
+	// ExitCellsFailed: `hwtest run` finished, wrote the matrix and the history, and
+	// some cell is error or mismatch (--allow-failures: 0).
+	ExitCellsFailed = 5
 )
 
 // exitError carries an exit code through cobra's error return.

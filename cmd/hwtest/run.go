@@ -18,6 +18,7 @@ import (
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/history"
+	"github.com/hwtest/hwtest/matrix"
 	"github.com/hwtest/hwtest/progress"
 	"github.com/hwtest/hwtest/result"
 	"github.com/hwtest/hwtest/runner"
@@ -32,6 +33,8 @@ type RunOptions struct {
 	Timeout    time.Duration
 	ReportsDir string
 	NoGenerate bool
+	// AllowFailures exits 0 when cells are error or mismatch (the matrix says so).
+	AllowFailures bool
 	// Fleet is a fleet's NATS URL: the jobs go to its workers instead of running here.
 	Fleet string
 	FleetFlags
@@ -52,7 +55,11 @@ func newRunCmd(g *Globals, runF func(*RunOptions) error) *cobra.Command {
 			"SIGINT or SIGTERM stops the running model (its unfinished cells say\n" +
 			"\"interrupted\"), writes the matrix of what finished and exits 130.\n" +
 			"On a terminal a progress bar shows the cells done, the one running and an ETA\n" +
-			"from the history's past timings; elsewhere one line per finished cell.",
+			"from the history's past timings; elsewhere one line per finished cell.\n" +
+			"Exit status: 0 when every cell ran (pass, partial, cpu-only, unavailable,\n" +
+			"expected-fail), 5 when a cell is error or mismatch (after the matrix and the\n" +
+			"history are written; --allow-failures: 0), 130 when interrupted, 1 when hwtest\n" +
+			"itself failed. So CI can gate on `hwtest run`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Timeout <= 0 {
@@ -69,6 +76,7 @@ func newRunCmd(g *Globals, runF func(*RunOptions) error) *cobra.Command {
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "per-model process timeout")
 	cmd.Flags().StringVar(&opts.ReportsDir, "reports", "", "reports folder (default ROOT/reports)")
 	cmd.Flags().BoolVar(&opts.NoGenerate, "no-generate", false, "run generated/ as it is, without regenerating")
+	cmd.Flags().BoolVar(&opts.AllowFailures, "allow-failures", false, "exit 0 even when a cell is error or mismatch (default: exit 5)")
 	cmd.Flags().StringVar(&opts.Fleet, "fleet", "", "run on a fleet's workers: its NATS URL (see `hwtest serve`, `hwtest worker`)")
 	addFleetFlags(cmd, &opts.FleetFlags)
 	return cmd
@@ -165,7 +173,31 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err := runner.LinkLatest(reports, id); err != nil {
 		return errors.Join(err, stored)
 	}
-	return stored
+	if stored != nil {
+		return stored
+	}
+	return opts.failedCells(res.Matrix)
+}
+
+// failedCells is ExitCellsFailed naming the cells that are error or mismatch,
+// unless --allow-failures; nil when there are none.
+func (opts *RunOptions) failedCells(m matrix.Matrix) error {
+	var failed []string
+	for _, c := range m.Cells {
+		if c.Status.Failed() {
+			failed = append(failed, fmt.Sprintf("%s on %s: %s", c.Model, c.Target, c.Status))
+		}
+	}
+	if len(failed) == 0 || opts.AllowFailures {
+		return nil
+	}
+	const most = 10 // the rest are in the matrix: a line, not a page
+	n := len(failed)
+	if n > most {
+		failed = append(failed[:most], fmt.Sprintf("%d more in the matrix", n-most))
+	}
+	return &exitError{code: ExitCellsFailed, err: fmt.Errorf("%s failed (%s); the matrix and the history are written; --allow-failures exits 0",
+		result.Plural(n, "cell"), strings.Join(failed, ", "))}
 }
 
 // newRunDir makes the run's folder under the reports folder (--reports, else

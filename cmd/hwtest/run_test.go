@@ -285,3 +285,40 @@ func TestRunRejectsBadEnvironment(t *testing.T) {
 		})
 	}
 }
+
+// A run with a cell that is error (ONNX Runtime's library is not a library here,
+// a real failure of the real suite) exits ExitCellsFailed after writing the matrix
+// and the history, naming the cell; --allow-failures exits 0 with the same results.
+// (TestConcurrentRunsDoNotCollide sees passing runs exit 0.)
+func TestRunExitsNonZeroOnFailedCells(t *testing.T) {
+	needSuites(t)
+	bin := buildHwtest(t)
+	notALib := filepath.Join(t.TempDir(), "libonnxruntime.so")
+	if err := os.WriteFile(notALib, []byte("not a library"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	history := filepath.Join(t.TempDir(), "history.duckdb")
+	env := []string{"HWTEST_MEASURE_TIME=100ms", "HWTEST_DB=" + history, "ONNXRUNTIME_LIB=" + notALib}
+	for _, tc := range []struct {
+		flags []string
+		code  int
+	}{{nil, ExitCellsFailed}, {[]string{"--allow-failures"}, ExitOK}} {
+		reports := t.TempDir()
+		p := startRun(t, bin, env, append([]string{"--reports", reports, "--model", "silero-vad-v5", "--target", "cpu"}, tc.flags...)...)
+		p.waitFor(t, "cell 1/1: silero-vad-v5 on cpu: error", time.Minute)
+		if tc.code != ExitOK {
+			p.waitFor(t, "hwtest: 1 cell failed (silero-vad-v5 on cpu: error); the matrix and the history are written", time.Minute)
+		}
+		p.cmd.Wait()
+		if code := p.cmd.ProcessState.ExitCode(); code != tc.code {
+			t.Fatalf("%v: exit %d, want %d\n%s%s", tc.flags, code, tc.code, p.stdout.String(), p.stderr.String())
+		}
+		if c := readMatrix(t, filepath.Join(reports, "latest", "matrix.json"))["silero-vad-v5/cpu"]; c.Status != result.StatusError {
+			t.Errorf("%v: the matrix has %s %q", tc.flags, c.Status, c.Reason)
+		}
+	}
+	t.Setenv("HWTEST_DB", history)
+	if rows := queryJSON(t, "SELECT status FROM cells"); len(rows) != 2 || rows[0]["status"] != "error" || rows[1]["status"] != "error" {
+		t.Errorf("the history holds %v, want both runs' error cells", rows)
+	}
+}
