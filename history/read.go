@@ -240,15 +240,15 @@ func (db *DB) readCells(ctx context.Context, clause string, args ...any) ([]matr
 		index[id] = i
 	}
 	in := idList(ids)
-	if err := db.each(ctx, `SELECT cell_id, name, status, reason, cause FROM checks WHERE cell_id IN `+in+` ORDER BY cell_id, seq`, func(rows *sql.Rows) error {
+	if err := db.each(ctx, `SELECT cell_id, name, status, reason, cause, skipped FROM checks WHERE cell_id IN `+in+` ORDER BY cell_id, seq`, func(rows *sql.Rows) error {
 		var id int64
 		var ch matrix.CheckResult
 		var status string
-		var reason, cause sql.NullString
-		if err := rows.Scan(&id, &ch.Name, &status, &reason, &cause); err != nil {
+		var reason, cause, skipped sql.NullString
+		if err := rows.Scan(&id, &ch.Name, &status, &reason, &cause, &skipped); err != nil {
 			return err
 		}
-		ch.Status, ch.Reason, ch.Cause = result.Status(status), reason.String, result.Cause(cause.String)
+		ch.Status, ch.Reason, ch.Cause, ch.Skipped = result.Status(status), reason.String, result.Cause(cause.String), skipped.String
 		c := &cells[index[id]]
 		c.Checks = append(c.Checks, ch)
 		return nil

@@ -148,7 +148,7 @@ func appendCells(dc driver.Conn, runID string, firstID int64, cells []matrix.Cel
 			return fail(fmt.Sprintf("cell %s on %s", c.Model, c.Target), err)
 		}
 		for j, ch := range c.Checks {
-			if err := checks.AppendRow(id, int32(j), ch.Name, string(ch.Status), nullable(ch.Reason), nullable(string(ch.Cause))); err != nil {
+			if err := checks.AppendRow(id, int32(j), ch.Name, string(ch.Status), nullable(ch.Reason), nullable(string(ch.Cause)), nullable(ch.Skipped)); err != nil {
 				return fail("checks", err)
 			}
 		}
