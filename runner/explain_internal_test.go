@@ -11,7 +11,9 @@ import (
 // A mismatch cell is traced to its node only when it disagrees with the CPU
 // reference: a cell that misses only its declared expected outputs agrees with it.
 func TestAgainstReference(t *testing.T) {
-	check := func(name string, s result.Status) matrix.CheckResult { return matrix.CheckResult{Name: name, Status: s} }
+	check := func(name string, s result.Status) matrix.CheckResult {
+		return matrix.CheckResult{Name: name, Status: s}
+	}
 	for _, tc := range []struct {
 		checks []matrix.CheckResult
 		want   bool
