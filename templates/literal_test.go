@@ -107,12 +107,14 @@ var notCarried = map[string]string{
 	"Model.Line":   "position in models.yaml, for messages",
 	"Model.Column": "position in models.yaml, for messages",
 	// Positions in models.yaml, for generate's checks against the model file.
-	"Model.Inputs[*].Line":   "position in models.yaml, for messages",
-	"Model.Inputs[*].Column": "position in models.yaml, for messages",
-	"Model.Outputs.At":       "positions in models.yaml, for messages",
-	"Target.Probe":           "probing reads Runner and Provider",
-	"Target.Line":            "position in hardware.yaml, for messages",
-	"Target.Column":          "position in hardware.yaml, for messages",
+	"Model.Inputs[*].Line":     "position in models.yaml, for messages",
+	"Model.Inputs[*].Column":   "position in models.yaml, for messages",
+	"Model.Outputs.At":         "positions in models.yaml, for messages",
+	"Model.Expected[*].Line":   "position in models.yaml, for messages",
+	"Model.Expected[*].Column": "position in models.yaml, for messages",
+	"Target.Probe":             "probing reads Runner and Provider",
+	"Target.Line":              "position in hardware.yaml, for messages",
+	"Target.Column":            "position in hardware.yaml, for messages",
 }
 
 // isNotCarried matches path against notCarried, where [*] stands for any map key.
