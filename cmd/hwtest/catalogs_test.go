@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/internal/testenv"
 	"github.com/hwtest/hwtest/zoo"
 )
@@ -138,5 +139,29 @@ func TestAnotherCatalogHasItsOwnHistory(t *testing.T) {
 		if g.DB != filepath.Join(root, tc.want) {
 			t.Errorf("--models %s: history %s, want ROOT/%s", tc.models, g.DB, tc.want)
 		}
+	}
+}
+
+// The input and expected-output files a catalog's models read are part of what
+// ran: a new file gives a new sum, the same files the same.
+func TestDataFilesAreInTheProvenance(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "x.npy"), "first")
+	c := &catalog.Catalogs{Models: []catalog.Model{{ID: "m", Dir: dir,
+		Inputs:   map[string]catalog.Input{"x": {File: "x.npy"}, "y": {Dims: []int64{1}}},
+		Expected: map[string]catalog.Expected{"out": {File: "x.npy"}}}}}
+	n, first := dataFiles(dir, c)
+	if n != 2 {
+		t.Fatalf("%d files, want 2", n)
+	}
+	if _, again := dataFiles(dir, c); again != first {
+		t.Errorf("the same files, another sum")
+	}
+	write(t, filepath.Join(dir, "x.npy"), "second")
+	if _, changed := dataFiles(dir, c); changed == first {
+		t.Errorf("a changed input file left the sum as it was")
+	}
+	if n, _ := dataFiles(dir, &catalog.Catalogs{Models: []catalog.Model{{ID: "plain"}}}); n != 0 {
+		t.Errorf("a catalog without files: %d", n)
 	}
 }

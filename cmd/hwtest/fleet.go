@@ -239,7 +239,7 @@ func workerRun(ctx context.Context, opts *WorkerOptions) error {
 	fmt.Fprintf(opts.Stderr, "worker %s: building the suite and probing the targets\n", opts.Name)
 	m, err := runner.NewMachine(ctx, runner.Options{
 		Root: opts.Root, Catalogs: c, RunID: "worker-" + opts.Name, Timeout: opts.Timeout, Log: opts.Stderr, TargetIDs: opts.TargetIDs,
-		Env: opts.provenanceEnv(), SuiteDir: suites.SuiteDir(),
+		Env: opts.provenanceEnv(c), SuiteDir: suites.SuiteDir(),
 	})
 	if err != nil {
 		return err

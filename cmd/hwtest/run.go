@@ -150,7 +150,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	res, err := runner.Run(ctx, runner.Options{
 		Root: opts.Root, Catalogs: c, RunID: id, OutDir: out, Timeout: opts.Timeout,
 		LabelFilter: strings.Join(labels, " || "), ModelIDs: opts.ModelIDs, TargetIDs: opts.TargetIDs,
-		Env: opts.provenanceEnv(), SuiteDir: suites.SuiteDir(),
+		Env: opts.provenanceEnv(c), SuiteDir: suites.SuiteDir(),
 		Log: display.Log(), Progress: display.Cell, Explain: opts.explainCell,
 	})
 	// The bar is drawn for the last time before anything else is printed.
@@ -246,6 +246,36 @@ func codeCommit(root string) string {
 	return commit
 }
 
+// dataFiles hashes every input and expected-output file the catalog's models read,
+// by path and content, into one sum.
+func dataFiles(root string, c *catalog.Catalogs) (int, [32]byte) {
+	var lines []string
+	for _, m := range c.Models {
+		dir := m.Dir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(root, dir)
+		}
+		var files []string
+		for _, in := range m.Inputs {
+			if in.File != "" {
+				files = append(files, in.File)
+			}
+		}
+		for _, e := range m.Expected {
+			files = append(files, e.File)
+		}
+		for _, f := range files {
+			sum := "missing"
+			if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f))); err == nil {
+				sum = fmt.Sprintf("%x", sha256.Sum256(data))
+			}
+			lines = append(lines, m.ID+"\x00"+f+"\x00"+sum)
+		}
+	}
+	slices.Sort(lines)
+	return len(lines), sha256.Sum256([]byte(strings.Join(lines, "\n")))
+}
+
 // catalogCommit is the last commit that touched the catalogs, for provenance; ""
 // outside a git checkout. A "+dirty" suffix says the catalogs differ from it.
 func catalogCommit(root string, files ...string) string {
@@ -270,9 +300,10 @@ func catalogCommit(root string, files ...string) string {
 }
 
 // provenanceEnv is what every suite process records of the catalogs that ran it:
-// the files, each with its sha256, and the last commit that touched them (none for
-// a catalog git does not track).
-func (g *Globals) provenanceEnv() []string {
+// the files, each with its sha256, the input and expected-output files their models
+// read (a new image changes the results as much as a new catalog does), and the
+// last commit that touched the catalogs (none for a catalog git does not track).
+func (g *Globals) provenanceEnv(c *catalog.Catalogs) []string {
 	var named []string
 	for _, f := range []string{g.ModelsFile, g.HardwareFile} {
 		name := f
@@ -284,6 +315,9 @@ func (g *Globals) provenanceEnv() []string {
 			name += fmt.Sprintf(" (sha256 %x)", sum[:6])
 		}
 		named = append(named, name)
+	}
+	if n, sum := dataFiles(g.Root, c); n > 0 {
+		named = append(named, fmt.Sprintf("%d input and expected-output files (sha256 %x)", n, sum[:6]))
 	}
 	return []string{
 		"HWTEST_CATALOG=" + strings.Join(named, ", "),
