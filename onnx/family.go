@@ -304,14 +304,7 @@ func (v ValueInfo) Shape() string {
 	}
 	parts := make([]string, len(v.Dims))
 	for i, d := range v.Dims {
-		switch {
-		case d.Param != "":
-			parts[i] = d.Param
-		case d.Value < 0:
-			parts[i] = "?"
-		default:
-			parts[i] = fmt.Sprint(d.Value)
-		}
+		parts[i] = d.String()
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }

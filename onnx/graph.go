@@ -32,9 +32,14 @@ type Dim struct {
 	Param string
 }
 
+// String is the dim as shapes are written: its symbol, "?" for an anonymous
+// dynamic dim (a negative Value), else its size.
 func (d Dim) String() string {
-	if d.Param != "" {
+	switch {
+	case d.Param != "":
 		return d.Param
+	case d.Value < 0:
+		return "?"
 	}
 	return strconv.FormatInt(d.Value, 10)
 }

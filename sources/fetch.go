@@ -135,16 +135,29 @@ func TarGzFile(path, name string) ([]byte, error) {
 }
 
 // WriteAtomic replaces dst with data unless it already holds exactly that, so a
-// rebuilt zoo model that did not change keeps its timestamp.
+// rebuilt zoo model that did not change keeps its timestamp. It writes a
+// temporary file and renames it, so a reader sees the old content or the new,
+// never part of it; dst keeps its permissions (0644 when new: CreateTemp's 0600
+// would leave a catalog or a model readable by its owner only), and its folder
+// is made.
 func WriteAtomic(dst string, data []byte) error {
 	if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
+	mode := os.FileMode(0o644)
+	if info, err := os.Stat(dst); err == nil {
+		mode = info.Mode().Perm()
+	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".fetch-*")
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*")
 	if err != nil {
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
 		return err
 	}
 	if _, err := tmp.Write(data); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hwtest/hwtest/catalog"
 	"github.com/hwtest/hwtest/onnx"
+	"github.com/hwtest/hwtest/sources"
 	"github.com/hwtest/hwtest/templates"
 )
 
@@ -131,7 +132,7 @@ func addRun(opts *AddOptions) error {
 			return fmt.Errorf("%s: %w; the model's outputs: %s. Nothing was written: pass --family if the guess is wrong", opts.File, err, outputNames(s))
 		}
 	}
-	if err := writeKeepingMode(opts.ModelsFile, updated); err != nil {
+	if err := sources.WriteAtomic(opts.ModelsFile, updated); err != nil {
 		return err
 	}
 	e.report(opts, catalogName, added)
@@ -437,37 +438,6 @@ func newCatalog(entry []string) []byte {
 		b.WriteString("  " + l + "\n")
 	}
 	return []byte(b.String())
-}
-
-// writeKeepingMode replaces path with data through a temporary file and a rename,
-// keeping path's permissions (0644 for a new file, whose folder is made): a reader
-// sees the old catalog or the new one, never half of it.
-func writeKeepingMode(path string, data []byte) error {
-	mode := fs.FileMode(0o644)
-	if info, err := os.Stat(path); err == nil {
-		mode = info.Mode().Perm()
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 func outputNames(s *onnx.Summary) string {

@@ -122,13 +122,10 @@ func inspectValueOf(v onnx.ValueInfo, made string) inspectValue {
 	if !v.Unranked {
 		iv.Shape = []any{}
 		for _, d := range v.Dims {
-			switch {
-			case d.Param != "":
-				iv.Shape = append(iv.Shape, d.Param)
-			case d.Value < 0:
-				iv.Shape = append(iv.Shape, "?")
-			default:
-				iv.Shape = append(iv.Shape, d.Value)
+			if d.Param != "" || d.Value < 0 {
+				iv.Shape = append(iv.Shape, d.String()) // a symbol, or "?"
+			} else {
+				iv.Shape = append(iv.Shape, d.Value) // a number in --json
 			}
 		}
 	}
